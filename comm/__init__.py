@@ -1,0 +1,27 @@
+"""The only part of spmdarray that talks to MPI (through mpi4py).
+
+``mpi4py`` is imported on first use, so importing spmdarray does not
+initialise MPI.
+"""
+
+from .collectives import allgather_blocks, allgather_object, barrier, bcast_array
+from .context import MPI, Context, default_context, get_context, set_default_comm
+from .stats import COUNTERS, CommStats, comm_stats
+from .transport import Exchange, start_exchange
+
+__all__ = [
+    "COUNTERS",
+    "CommStats",
+    "Context",
+    "Exchange",
+    "MPI",
+    "allgather_blocks",
+    "allgather_object",
+    "barrier",
+    "bcast_array",
+    "comm_stats",
+    "default_context",
+    "get_context",
+    "set_default_comm",
+    "start_exchange",
+]

@@ -1,0 +1,254 @@
+"""Layouts: which rank owns which box of a global array.
+
+A :class:`Layout` is pure data (hashable, no MPI).  Ranks sit on a C-ordered
+process grid ``dims``.  Each grid axis is in one of three states:
+
+* *partitioned*: it splits one array axis into ``dims[k]`` intervals (any
+  order: a view with a negative step lists them in decreasing order);
+* *fixed*: only ranks at one coordinate along it hold data (an integer index
+  picked one base row, so the other rows of ranks hold nothing);
+* *replicated*: every coordinate along it holds the same copy (the result of
+  a reduction over that grid axis).
+
+Boxes are tuples of half-open ``(lo, hi)`` global ranges, one per array axis.
+
+>>> lay = Layout.balanced((10, 7), 4)
+>>> lay.dims
+(2, 2)
+>>> lay.block(3)
+((5, 10), (4, 7))
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .blocks import block_bounds
+from .grid import process_grid
+
+Box = tuple[tuple[int, int], ...]
+
+__all__ = ["Box", "Layout", "box_intersect", "box_size", "box_contains", "unravel"]
+
+
+def box_size(box: Box) -> int:
+    """Number of elements in ``box``.  Not collective."""
+    return math.prod(max(0, hi - lo) for lo, hi in box)
+
+
+def box_intersect(a: Box, b: Box) -> Box:
+    """Intersection of two boxes (possibly empty).  Not collective."""
+    out = []
+    for (alo, ahi), (blo, bhi) in zip(a, b):
+        lo, hi = max(alo, blo), min(ahi, bhi)
+        out.append((lo, max(lo, hi)))
+    return tuple(out)
+
+
+def box_contains(outer: Box, inner: Box) -> bool:
+    """Whether ``inner`` lies inside ``outer`` (an empty box lies anywhere)."""
+    if box_size(inner) == 0:
+        return True
+    return all(olo <= ilo and ihi <= ohi for (olo, ohi), (ilo, ihi) in zip(outer, inner))
+
+
+@lru_cache(maxsize=65536)
+def unravel(rank: int, dims: tuple[int, ...]) -> tuple[int, ...]:
+    """C-order grid coordinates of ``rank``.  Not collective."""
+    out = []
+    for d in reversed(dims):
+        rank, c = divmod(rank, d)
+        out.append(c)
+    return tuple(reversed(out))
+
+
+def ravel(coords: tuple[int, ...], dims: tuple[int, ...]) -> int:
+    """Rank of C-order grid ``coords``.  Not collective."""
+    r = 0
+    for c, d in zip(coords, dims):
+        r = r * d + c
+    return r
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Global shape plus the owner of every element.
+
+    Attributes
+    ----------
+    shape : tuple of int
+        Global shape.
+    dims : tuple of int
+        Process grid; ``prod(dims)`` is the communicator size.
+    gaxis : tuple of (int or None)
+        Per grid axis, the array axis it partitions, or None.
+    gfixed : tuple of (int or None)
+        Per grid axis that partitions nothing: the only coordinate holding
+        data, or None when every coordinate holds a replica.
+    intervals : tuple
+        Per array axis: a tuple of ``(lo, hi)`` per coordinate of the grid
+        axis that partitions it, or None when the axis is not partitioned.
+    """
+
+    shape: tuple[int, ...]
+    dims: tuple[int, ...]
+    gaxis: tuple[int | None, ...]
+    gfixed: tuple[int | None, ...]
+    intervals: tuple[tuple[tuple[int, int], ...] | None, ...]
+
+    # ----------------------------------------------------------- factories
+    @staticmethod
+    @lru_cache(maxsize=4096)
+    def balanced(shape: tuple[int, ...], nprocs: int) -> Layout:
+        """Balanced block layout on the grid from :func:`process_grid`.
+
+        A 0-d shape is replicated on every rank.
+        """
+        shape = tuple(int(n) for n in shape)
+        if not shape:
+            return Layout.replicated((), nprocs)
+        dims = process_grid(shape, nprocs)
+        return Layout(
+            shape,
+            dims,
+            tuple(range(len(shape))),
+            (None,) * len(shape),
+            tuple(block_bounds(n, d) for n, d in zip(shape, dims)),
+        )
+
+    @staticmethod
+    def replicated(shape: tuple[int, ...], nprocs: int) -> Layout:
+        """Every rank holds the whole array."""
+        return Layout(tuple(shape), (nprocs,), (None,), (None,), (None,) * len(shape))
+
+    @staticmethod
+    def from_extents(extents: tuple[tuple[int, ...], ...]) -> Layout:
+        """Layout whose axis ``a`` is split into consecutive ``extents[a]``.
+
+        The grid is ``tuple(len(e) for e in extents)``.
+        """
+        intervals = []
+        for ext in extents:
+            lo, iv = 0, []
+            for e in ext:
+                iv.append((lo, lo + e))
+                lo += e
+            intervals.append(tuple(iv))
+        shape = tuple(sum(e) for e in extents)
+        dims = tuple(len(e) for e in extents)
+        return Layout(shape, dims, tuple(range(len(shape))), (None,) * len(shape), tuple(intervals))
+
+    # ------------------------------------------------------------- queries
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def nprocs(self) -> int:
+        return math.prod(self.dims)
+
+    def grid_axis_of(self, axis: int) -> int | None:
+        """The grid axis partitioning array ``axis``, or None."""
+        for k, a in enumerate(self.gaxis):
+            if a == axis:
+                return k
+        return None
+
+    def holds(self, rank: int) -> bool:
+        """Whether ``rank`` holds a block (False off a fixed coordinate)."""
+        c = unravel(rank, self.dims)
+        return all(f is None or c[k] == f for k, f in enumerate(self.gfixed))
+
+    def block(self, rank: int) -> Box:
+        """The box ``rank`` holds; all-empty when it holds nothing."""
+        return _block(self, rank)
+
+    def is_replicated_axis(self, k: int) -> bool:
+        return self.gaxis[k] is None and self.gfixed[k] is None
+
+    def sources(self, rank: int, box: Box):
+        """Designated holders that give ``rank`` the parts of ``box``.
+
+        Yields ``(source_rank, sub_box)`` pairs whose sub-boxes are non-empty,
+        disjoint and cover ``box``.  Along replicated grid axes the source
+        shares the receiver's coordinate, so a replica is read locally.
+        """
+        if box_size(box) == 0:
+            return
+        me = unravel(rank, self.dims)
+        choices = []
+        for k, d in enumerate(self.dims):
+            a = self.gaxis[k]
+            if a is not None:
+                lo, hi = box[a]
+                choices.append([c for c, (clo, chi) in enumerate(self.intervals[a]) if clo < hi and lo < chi])
+            elif self.gfixed[k] is not None:
+                choices.append([self.gfixed[k]])
+            else:
+                choices.append([me[k]])
+        for coords in itertools.product(*choices):
+            src = ravel(coords, self.dims)
+            sub = box_intersect(box, _block(self, src))
+            if box_size(sub):
+                yield src, sub
+
+    def owners(self) -> list[int]:
+        """Ranks holding the primary copy (coordinate 0 along replicated axes)."""
+        out = []
+        for r in range(self.nprocs):
+            c = unravel(r, self.dims)
+            if self.holds(r) and all(c[k] == 0 for k in range(len(self.dims)) if self.is_replicated_axis(k)):
+                out.append(r)
+        return out
+
+    # ---------------------------------------------------------- transforms
+    def transpose(self, perm: tuple[int, ...]) -> Layout:
+        """Layout of the array with axes permuted as ``numpy.transpose``."""
+        inv = {old: new for new, old in enumerate(perm)}
+        return Layout(
+            tuple(self.shape[p] for p in perm),
+            self.dims,
+            tuple(None if a is None else inv[a] for a in self.gaxis),
+            self.gfixed,
+            tuple(self.intervals[p] for p in perm),
+        )
+
+    def reduce(self, axes: tuple[int, ...], keepdims: bool) -> Layout:
+        """Layout of a reduction over ``axes``: their grid axes, and fixed
+        grid axes, become replicated (the combine step is an all-gather)."""
+        axes = set(axes)
+        keep = [a for a in range(self.ndim) if a not in axes]
+        newpos = {a: i for i, a in enumerate(keep)}
+        gaxis, gfixed = [], []
+        for k, a in enumerate(self.gaxis):
+            if a is None or a in axes:
+                gaxis.append(None)
+                gfixed.append(None)
+            else:
+                gaxis.append(a if keepdims else newpos[a])
+                gfixed.append(None)
+        if keepdims:
+            shape = tuple(1 if a in axes else n for a, n in enumerate(self.shape))
+            intervals = tuple(None if a in axes else iv for a, iv in enumerate(self.intervals))
+        else:
+            shape = tuple(self.shape[a] for a in keep)
+            intervals = tuple(self.intervals[a] for a in keep)
+        return Layout(shape, self.dims, tuple(gaxis), tuple(gfixed), intervals)
+
+
+@lru_cache(maxsize=65536)
+def _block(layout: Layout, rank: int) -> Box:
+    if not layout.holds(rank):
+        return ((0, 0),) * layout.ndim
+    c = unravel(rank, layout.dims)
+    out = []
+    for a, n in enumerate(layout.shape):
+        iv = layout.intervals[a]
+        if iv is None:
+            out.append((0, n))
+        else:
+            out.append(iv[c[layout.grid_axis_of(a)]])
+    return tuple(out)

@@ -1,0 +1,81 @@
+"""spmdarray: NumPy semantics on distributed memory.
+
+Change ``import numpy as np`` to ``import spmdarray as np`` and run the same
+program with ``mpiexec -n K python prog.py`` (or plain ``python``).  Every
+rank runs the same program; each array is split into blocks over a process
+grid chosen from its shape, and shifted views exchange only their edge cells.
+
+Functions that create or combine arrays are collective: every rank of the
+array's communicator must call them in the same order.
+"""
+
+import os as _os
+
+# Running from a source checkout: ``spmdarray.decomposition`` and
+# ``spmdarray.comm`` live in the sibling folders ``decomposition/`` and
+# ``comm/`` (an installed package has them inside ``spmdarray/``).
+_root = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
+if _os.path.isfile(_os.path.join(_root, "decomposition", "layout.py")) and not _os.path.isdir(
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "decomposition")
+):
+    __path__.append(_root)  # noqa: F821
+
+import numpy as _np  # noqa: E402
+
+from . import random  # noqa: E402
+from ._array import ndarray  # noqa: E402
+from ._creation import (  # noqa: E402
+    arange,
+    array,
+    asanyarray,
+    asarray,
+    ascontiguousarray,
+    copy,
+    empty,
+    empty_like,
+    eye,
+    from_local,
+    full,
+    full_like,
+    identity,
+    linspace,
+    ones,
+    ones_like,
+    zeros,
+    zeros_like,
+)
+from ._namespace import *  # noqa: E402,F401,F403
+from ._namespace import __all__ as _ns_all  # noqa: E402
+from ._namespace import __getattr__  # noqa: E402,F401
+from ._storage import config  # noqa: E402
+from .comm import CommStats, comm_stats, set_default_comm  # noqa: E402
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CommStats",
+    "arange",
+    "array",
+    "asanyarray",
+    "asarray",
+    "ascontiguousarray",
+    "comm_stats",
+    "config",
+    "copy",
+    "empty",
+    "empty_like",
+    "eye",
+    "from_local",
+    "full",
+    "full_like",
+    "identity",
+    "linspace",
+    "ndarray",
+    "ones",
+    "ones_like",
+    "random",
+    "set_default_comm",
+    "zeros",
+    "zeros_like",
+    *_ns_all,
+]

@@ -1,0 +1,360 @@
+"""The distributed ``ndarray``: a slotted wrapper, not a NumPy subclass.
+
+An instance is a *view*: a :class:`~spmdarray._storage.Storage` (the base
+array's per-rank allocation) plus a :class:`~spmdarray.decomposition.ViewMap`
+from view coordinates to base coordinates.  Basic indexing, ``.T`` and
+``transpose`` make new views of the same storage, so writes through any view
+are seen by all of them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.mixins import NDArrayOperatorsMixin
+
+from . import _engine
+from .decomposition import Layout, ViewMap, normalize_key, view_layout
+
+__all__ = ["ndarray"]
+
+
+class ndarray(NDArrayOperatorsMixin):  # noqa: N801 - NumPy's name
+    """A global array distributed over the ranks of a communicator.
+
+    Create arrays with :func:`spmdarray.array`, :func:`spmdarray.zeros` and
+    friends, or wrap existing blocks with :func:`spmdarray.from_local`.
+    Every method that needs data from other ranks is collective: all ranks
+    of the array's communicator must call it in the same order.
+    """
+
+    __slots__ = ("_st", "_map", "_lay", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, *args, **kwargs) -> None:
+        raise TypeError(
+            "spmdarray.ndarray is not constructed directly; use spmdarray.array, zeros, empty, "
+            "full, arange or from_local"
+        )
+
+    @classmethod
+    def _new(cls, storage, vmap: ViewMap | None) -> ndarray:
+        self = object.__new__(cls)
+        self._st = storage
+        self._map = vmap if vmap is not None else ViewMap.identity(storage.layout.shape)
+        self._lay = None
+        return self
+
+    # ------------------------------------------------------------ metadata
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Global shape.  Not collective."""
+        return self._map.shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self._map.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self._map.shape, dtype=np.int64))
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._st.dtype
+
+    @property
+    def itemsize(self) -> int:
+        return self._st.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.itemsize
+
+    @property
+    def _layout(self) -> Layout:
+        lay = self._lay
+        if lay is None:
+            lay = self._lay = view_layout(self._st.layout, self._map)
+        return lay
+
+    @property
+    def layout(self) -> Layout:
+        """Who owns what, in this array's global coordinates.  Not collective."""
+        return self._layout
+
+    @property
+    def comm(self):
+        """The (cloned) mpi4py communicator the array lives on.  Not collective."""
+        return self._st.ctx.comm
+
+    @property
+    def base(self) -> ndarray | None:
+        """The array this view aliases, or None for a base array."""
+        if self._map.is_identity:
+            return None
+        return ndarray._new(self._st, None)
+
+    # ------------------------------------------------------ mpi4py interop
+    @property
+    def local(self) -> np.ndarray:
+        """This rank's owned block as a writable NumPy view.  Not collective.
+
+        After writing through it, call :meth:`mark_modified` (collective) so
+        that cached halos of views of this array are refreshed.
+        """
+        return self._st.view_of(self._map, self._layout.block(self._st.ctx.rank))
+
+    @property
+    def global_slices(self) -> tuple[slice, ...]:
+        """Global index ranges of :attr:`local` in this array.  Not collective."""
+        return tuple(slice(lo, hi) for lo, hi in self._layout.block(self._st.ctx.rank))
+
+    def mark_modified(self) -> None:
+        """Declare that blocks were written through :attr:`local`.  Collective."""
+        self._st.bump()
+
+    # ------------------------------------------------------------- numpy
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from ._dispatch import array_ufunc
+
+        return array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from ._dispatch import array_function
+
+        return array_function(func, types, args, kwargs)
+
+    def __array__(self, dtype=None, copy=None):
+        """Gather the whole array onto every rank.  Collective."""
+        if copy is False:
+            raise ValueError("spmdarray cannot give a NumPy array without a copy; use copy=None or True")
+        from ._conversion import gather
+
+        out = gather(self)
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    # ----------------------------------------------------------- indexing
+    def __getitem__(self, key):
+        key = normalize_key(key, self.shape)
+        view = ndarray._new(self._st, self._map.getitem(key))
+        if view.ndim == 0 and all(k is not None for k in key):
+            return view._scalar()
+        return view
+
+    def __setitem__(self, key, value) -> None:
+        key = normalize_key(key, self.shape)
+        _engine.assign(ndarray._new(self._st, self._map.getitem(key)), value)
+
+    def _scalar(self):
+        return _engine.to_scalar(self)
+
+    # ---------------------------------------------------------- conversion
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        if self.ndim > 1:
+            for i in range(self.shape[0]):
+                yield self[i]
+            return
+        chunk = 65536
+        for lo in range(0, self.shape[0], chunk):
+            yield from np.asarray(self[lo : lo + chunk])
+
+    def _one(self, kind):
+        if self.size != 1:
+            return kind(np.zeros(self.shape, self.dtype))  # raises NumPy's own error
+        return kind(np.asarray(self._scalar()).reshape(self.shape))
+
+    def __float__(self) -> float:
+        return self._one(float)
+
+    def __int__(self) -> int:
+        return self._one(int)
+
+    def __complex__(self) -> complex:
+        return self._one(complex)
+
+    def __bool__(self) -> bool:
+        return self._one(bool)
+
+    def __index__(self) -> int:
+        if self.ndim or not np.issubdtype(self.dtype, np.integer):
+            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+        return int(self._scalar())
+
+    def item(self, *args):
+        """The element as a Python scalar on every rank.  Collective."""
+        if not args:
+            if self.size != 1:
+                raise ValueError("can only convert an array of size 1 to a Python scalar")
+            return np.asarray(self._scalar()).item()
+        if len(args) == 1 and not isinstance(args[0], tuple) and self.ndim != 1:
+            idx = np.unravel_index(args[0], self.shape) if self.size else args[0]
+        else:
+            idx = args[0] if len(args) == 1 else args
+        v = self[idx]
+        return v.item() if isinstance(v, (np.generic, ndarray)) else v
+
+    def tolist(self):
+        """Nested Python lists on every rank (gathers the array).  Collective."""
+        return np.asarray(self).tolist()
+
+    def __repr__(self) -> str:
+        from ._conversion import summary
+
+        return repr(summary(self))
+
+    def __str__(self) -> str:
+        from ._conversion import summary
+
+        return str(summary(self))
+
+    def __format__(self, spec: str) -> str:
+        if self.ndim == 0:
+            return format(self._scalar(), spec)
+        return format(str(self), spec)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self):
+        raise TypeError("spmdarray arrays cannot be pickled; use numpy.asarray(x) or save to HDF5")
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    # ------------------------------------------------------- manipulation
+    @property
+    def T(self) -> ndarray:  # noqa: N802
+        """Transposed view.  Not collective."""
+        return self.transpose()
+
+    def transpose(self, *axes) -> ndarray:
+        """View with axes permuted (reversed by default).  Not collective."""
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        if not axes:
+            perm = tuple(reversed(range(self.ndim)))
+        else:
+            perm = _perm(axes, self.ndim)
+        return ndarray._new(self._st, self._map.transpose(perm))
+
+    def reshape(self, *shape, order: str = "C", copy=None) -> ndarray:
+        from ._manipulation import reshape
+
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return reshape(self, shape, order=order, copy=copy)
+
+    def ravel(self, order: str = "C") -> ndarray:
+        from ._manipulation import reshape
+
+        return reshape(self, (-1,), order=order)
+
+    def flatten(self, order: str = "C") -> ndarray:
+        from ._manipulation import reshape
+
+        return reshape(self, (-1,), order=order, copy=True)
+
+    def copy(self, order: str = "C") -> ndarray:
+        """Copy with this array's layout.  Collective (no communication)."""
+        from ._creation import empty_like
+
+        out = empty_like(self)
+        _engine.assign(out, self)
+        return out
+
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True) -> ndarray:
+        """Copy converted to ``dtype`` (NumPy's casting rules).  Collective."""
+        dtype = np.dtype(dtype)
+        np.empty(1, self.dtype).astype(dtype, casting=casting)  # NumPy's TypeError
+        if dtype == self.dtype and not copy:
+            return self
+        from ._creation import empty_like
+
+        out = empty_like(self, dtype=dtype)
+        _engine.assign(out, self)
+        return out
+
+    def fill(self, value) -> None:
+        """Set every element to ``value``.  Collective."""
+        _engine.assign(self, value)
+
+    # ---------------------------------------------------------- reductions
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        return _red("sum", self, axis, dtype, out, keepdims, **kw)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        return _red("prod", self, axis, dtype, out, keepdims, **kw)
+
+    def min(self, axis=None, out=None, keepdims=False, **kw):
+        return _red("min", self, axis, None, out, keepdims, **kw)
+
+    def max(self, axis=None, out=None, keepdims=False, **kw):
+        return _red("max", self, axis, None, out, keepdims, **kw)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        return _red("mean", self, axis, dtype, out, keepdims, **kw)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+        return _red("var", self, axis, dtype, out, keepdims, ddof=ddof, **kw)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+        return _red("std", self, axis, dtype, out, keepdims, ddof=ddof, **kw)
+
+    def any(self, axis=None, out=None, keepdims=False, **kw):
+        return _red("any", self, axis, None, out, keepdims, **kw)
+
+    def all(self, axis=None, out=None, keepdims=False, **kw):
+        return _red("all", self, axis, None, out, keepdims, **kw)
+
+    def argmin(self, axis=None, out=None, keepdims=False):
+        from ._reductions import argreduce
+
+        return argreduce("argmin", self, axis, out, keepdims)
+
+    def argmax(self, axis=None, out=None, keepdims=False):
+        from ._reductions import argreduce
+
+        return argreduce("argmax", self, axis, out, keepdims)
+
+    # -------------------------------------------------------------- linalg
+    def dot(self, other, out=None):
+        from ._linalg import dot
+
+        return dot(self, other, out=out)
+
+    def clip(self, min=None, max=None, out=None, **kw):  # noqa: A002
+        return np.clip(self, min, max, out=out, **kw)
+
+    def round(self, decimals: int = 0, out=None):
+        from ._dispatch import round_
+
+        return round_(self, decimals, out)
+
+
+def _perm(axes, ndim: int) -> tuple[int, ...]:
+    if len(axes) != ndim:
+        raise ValueError("axes don't match array")
+    out = []
+    for a in axes:
+        a = int(a)
+        if not -ndim <= a < ndim:
+            raise np.exceptions.AxisError(a, ndim)
+        out.append(a % ndim)
+    if len(set(out)) != ndim:
+        raise ValueError("repeated axis in transpose")
+    return tuple(out)
+
+
+def _red(name, x, axis, dtype, out, keepdims, **kw):
+    from ._reductions import reduce
+
+    return reduce(name, x, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)

@@ -1,0 +1,338 @@
+"""Array creation: every function is collective and moves no data.
+
+Each rank builds only its own block from the global description (a fill
+value, a formula, or a global NumPy array that every rank passes).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from .comm import allgather_object, get_context
+from .decomposition import Layout, box_size
+from ._storage import Storage
+from . import _engine
+
+__all__ = [
+    "arange",
+    "array",
+    "asarray",
+    "asanyarray",
+    "ascontiguousarray",
+    "copy",
+    "empty",
+    "empty_like",
+    "eye",
+    "from_local",
+    "full",
+    "full_like",
+    "generate",
+    "identity",
+    "linspace",
+    "ones",
+    "ones_like",
+    "zeros",
+    "zeros_like",
+]
+
+
+def _shape(shape) -> tuple[int, ...]:
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    try:
+        out = tuple(operator.index(n) for n in shape)
+    except TypeError:
+        raise TypeError(f"expected a sequence of integers or a single integer, got {shape!r}") from None
+    for n in out:
+        if n < 0:
+            raise ValueError("negative dimensions are not allowed")
+    return out
+
+
+def _order(order) -> None:
+    if order not in ("C", "K", "A", None):
+        raise NotImplementedError(f"order={order!r}: spmdarray stores blocks in C order only")
+
+
+def _new(shape, dtype, comm, fill=None, layout: Layout | None = None):
+    from ._array import ndarray
+
+    ctx = get_context(comm)
+    shape = _shape(shape)
+    layout = layout or Layout.balanced(shape, ctx.size)
+    return ndarray._new(Storage(ctx, layout, np.dtype(dtype), fill=fill), None)
+
+
+def generate(shape, dtype, fill, comm=None):
+    """Array whose block is ``fill(box)`` on each rank.  Collective.
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+        Global shape.
+    dtype : dtype
+        Element type.
+    fill : callable
+        ``fill(box) -> numpy.ndarray`` with ``box`` a tuple of global
+        ``(lo, hi)`` ranges; it must return an array of the box's shape.
+    comm : mpi4py communicator, optional
+    """
+    x = _new(shape, dtype, comm)
+    box = x._layout.block(x._st.ctx.rank)
+    if box_size(box):
+        x.local[...] = fill(box)
+    return x
+
+
+def empty(shape, dtype=float, order="C", *, comm=None, like=None):
+    """Uninitialised array.  Collective (no communication)."""
+    _order(order)
+    return _new(shape, dtype, comm)
+
+
+def zeros(shape, dtype=float, order="C", *, comm=None, like=None):
+    """Array of zeros.  Collective (no communication)."""
+    _order(order)
+    return _new(shape, dtype, comm, fill=0)
+
+
+def ones(shape, dtype=None, order="C", *, comm=None, like=None):
+    """Array of ones.  Collective (no communication)."""
+    _order(order)
+    return _new(shape, dtype or float, comm, fill=1)
+
+
+def full(shape, fill_value, dtype=None, order="C", *, comm=None, like=None):
+    """Array filled with ``fill_value``.  Collective (no communication)."""
+    _order(order)
+    if _engine.is_distributed(fill_value):
+        fill_value = fill_value._scalar() if fill_value.ndim == 0 else fill_value
+    if dtype is None:
+        dtype = np.array(fill_value).dtype
+    if np.ndim(fill_value):
+        x = _new(shape, dtype, comm)
+        _engine.assign(x, fill_value)
+        return x
+    np.full((1,), fill_value, dtype)  # NumPy's conversion errors
+    return _new(shape, dtype, comm, fill=fill_value)
+
+
+def _like(a, dtype, shape, comm):
+    if shape is not None and _shape(shape) != tuple(np.shape(a)):
+        ctx = a._st.ctx if _engine.is_distributed(a) else comm
+        return _shape(shape), None, ctx
+    if _engine.is_distributed(a):
+        return a.shape, a._layout, a._st.ctx
+    return tuple(np.shape(a)), None, comm
+
+
+def empty_like(a, dtype=None, order="K", subok=True, shape=None, *, comm=None, device=None):
+    """Uninitialised array laid out like ``a``.  Collective (no communication)."""
+    shp, lay, ctx = _like(a, dtype, shape, comm)
+    return _new(shp, dtype or _dtype(a), ctx, layout=lay)
+
+
+def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, comm=None, device=None):
+    """Zeros laid out like ``a``.  Collective (no communication)."""
+    shp, lay, ctx = _like(a, dtype, shape, comm)
+    return _new(shp, dtype or _dtype(a), ctx, fill=0, layout=lay)
+
+
+def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, comm=None, device=None):
+    """Ones laid out like ``a``.  Collective (no communication)."""
+    shp, lay, ctx = _like(a, dtype, shape, comm)
+    return _new(shp, dtype or _dtype(a), ctx, fill=1, layout=lay)
+
+
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, comm=None, device=None):
+    """``fill_value`` laid out like ``a``.  Collective (no communication)."""
+    shp, lay, ctx = _like(a, dtype, shape, comm)
+    dt = np.dtype(dtype or _dtype(a))
+    x = _new(shp, dt, ctx, layout=lay)
+    _engine.assign(x, fill_value)
+    return x
+
+
+def _dtype(a):
+    return a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype
+
+
+def array(obj, dtype=None, *, copy=True, order="K", subok=True, ndmin=0, like=None, comm=None):
+    """Distributed array from a global value that every rank passes.
+
+    Collective.  With a NumPy array or nested list, each rank keeps only its
+    own block (no communication).  With a spmdarray array it copies (or,
+    with ``copy=False``, returns it unchanged when the dtype matches).
+    """
+    if _engine.is_distributed(obj):
+        if comm is not None and get_context(comm) is not obj._st.ctx:
+            raise NotImplementedError("array(x, comm=other): moving an array to another communicator")
+        if dtype is None or np.dtype(dtype) == obj.dtype:
+            return obj.copy() if copy else obj
+        return obj.astype(dtype)
+    arr = np.array(obj, dtype=dtype, copy=None if copy is False else True, ndmin=ndmin)
+    x = _new(arr.shape, arr.dtype, comm)
+    box = x._layout.block(x._st.ctx.rank)
+    if box_size(box):
+        x.local[...] = arr[tuple(slice(lo, hi) for lo, hi in box)]
+    return x
+
+
+def asarray(a, dtype=None, order=None, *, copy=None, like=None, comm=None):
+    """Like :func:`array` but returns ``a`` itself when no copy is needed.  Collective."""
+    return array(a, dtype=dtype, copy=bool(copy), comm=comm)
+
+
+asanyarray = asarray
+ascontiguousarray = asarray
+
+
+def copy(a, order="K", subok=False):
+    """Copy of ``a``.  Collective (no communication)."""
+    return array(a, copy=True)
+
+
+def arange(start, stop=None, step=None, dtype=None, *, comm=None, like=None):
+    """Evenly spaced values, with NumPy's length and dtype rules.  Collective."""
+    if stop is None:
+        start, stop = 0, start
+    if step is None:
+        step = 1
+    if step == 0:
+        raise ZeroDivisionError("division by zero")
+    proto = np.arange(start, start, step, dtype=dtype)  # NumPy's dtype and errors
+    dt = proto.dtype
+    if all(isinstance(v, (int, np.integer)) for v in (start, stop, step)):
+        n = len(range(int(start), int(stop), int(step)))
+    else:
+        n = max(0, math.ceil((stop - start) / step))
+    if np.issubdtype(dt, np.integer) and all(isinstance(v, (int, np.integer)) for v in (start, stop, step)):
+
+        def fill(box):
+            lo, hi = box[0]
+            return (np.arange(lo, hi, dtype=np.int64) * int(step) + int(start)).astype(dt)
+
+    else:
+        first = np.asarray(start, dtype=np.result_type(dt, np.float64) if dt.kind != "c" else dt)
+        delta = (first + step) - first
+
+        def fill(box):
+            lo, hi = box[0]
+            idx = np.arange(lo, hi, dtype=np.float64)
+            vals = first + idx * delta
+            if lo <= 1 < hi:
+                vals[1 - lo] = first + step
+            return vals.astype(dt)
+
+    return generate((n,), dt, fill, comm)
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, comm=None, device=None):
+    """``num`` evenly spaced samples, computed as NumPy does.  Collective."""
+    if np.ndim(start) or np.ndim(stop):
+        raise NotImplementedError("linspace with array start/stop: use scalars")
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    div = (num - 1) if endpoint else num
+    dt = np.result_type(start, stop, float(num))
+    delta = stop - start
+    step = delta / div if div > 0 else np.nan
+    any_step_zero = step == 0 if div > 0 else False
+
+    def fill(box):
+        lo, hi = box[0]
+        y = np.arange(lo, hi, dtype=dt)
+        if div > 0:
+            if any_step_zero:
+                y = y / div * delta
+            else:
+                y = y * step
+        else:
+            y = y * delta
+        y += start
+        if endpoint and num > 1 and lo <= num - 1 < hi:
+            y[num - 1 - lo] = stop
+        if dtype is not None and np.issubdtype(dtype, np.integer):
+            np.floor(y, out=y)
+        return y.astype(dtype or dt, copy=False)
+
+    x = generate((num,), np.dtype(dtype or dt), fill, comm)
+    return (x, step) if retstep else x
+
+
+def eye(N, M=None, k=0, dtype=float, order="C", *, comm=None, like=None):
+    """2-D array with ones on diagonal ``k``.  Collective (no communication)."""
+    M = N if M is None else M
+
+    def fill(box):
+        (r0, r1), (c0, c1) = box
+        rows = np.arange(r0, r1)[:, None]
+        cols = np.arange(c0, c1)[None, :]
+        return (cols - rows == k).astype(dtype)
+
+    return generate((N, M), dtype, fill, comm)
+
+
+def identity(n, dtype=None, *, comm=None, like=None):
+    """Square identity matrix.  Collective (no communication)."""
+    return eye(n, dtype=dtype or float, comm=comm)
+
+
+def from_local(block, comm=None, *, grid=None):
+    """Wrap each rank's existing NumPy block as one global array.
+
+    Collective.  The blocks are not copied: the result aliases them.
+
+    Parameters
+    ----------
+    block : numpy.ndarray
+        This rank's block.  All ranks pass blocks of the same ``ndim`` and
+        dtype.
+    comm : mpi4py communicator, optional
+    grid : tuple of int, optional
+        Process grid (C order of ranks).  Default: blocks are stacked along
+        axis 0 in rank order, so every other extent must agree.
+
+    Raises
+    ------
+    ValueError
+        If the block extents do not tile a global array (same message on
+        every rank).
+    """
+    from ._array import ndarray
+
+    ctx = get_context(comm)
+    block = np.asarray(block)
+    infos = allgather_object(ctx, (block.shape, block.dtype.str))
+    shapes = [s for s, _ in infos]
+    if len({len(s) for s in shapes}) != 1 or len({d for _, d in infos}) != 1:
+        raise ValueError(f"from_local: every rank must pass blocks of one ndim and dtype; got {infos}")
+    nd = len(shapes[0])
+    if nd == 0:
+        raise ValueError("from_local needs blocks with at least one dimension")
+    if grid is None:
+        grid = (ctx.size,) + (1,) * (nd - 1)
+    grid = tuple(grid)
+    if len(grid) != nd or math.prod(grid) != ctx.size:
+        raise ValueError(f"from_local: grid {grid} must have {nd} entries whose product is {ctx.size}")
+    from .decomposition import unravel
+
+    extents = []
+    for a in range(nd):
+        ext = []
+        for c in range(grid[a]):
+            vals = {shapes[r][a] for r in range(ctx.size) if unravel(r, grid)[a] == c}
+            if len(vals) != 1:
+                raise ValueError(
+                    f"from_local: blocks at grid coordinate {c} of axis {a} have different extents {sorted(vals)}; "
+                    f"block shapes by rank: {shapes}"
+                )
+            ext.append(vals.pop())
+        extents.append(tuple(ext))
+    layout = Layout.from_extents(tuple(extents))
+    st = Storage(ctx, layout, block.dtype, ghost=(0,) * nd, alloc=block)
+    return ndarray._new(st, None)

@@ -1,0 +1,326 @@
+"""NumPy protocol dispatch: ``__array_ufunc__`` and ``__array_function__``.
+
+Every ufunc call lands in :func:`array_ufunc` and goes to the elementwise
+engine; every other NumPy function called with a spmdarray argument lands in
+:func:`array_function` and is looked up in the ``HANDLED`` registry.  A
+function that is not registered raises ``NotImplementedError`` naming it: it
+is never computed by silently gathering the array.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _engine
+from ._reductions import argreduce, normalize_axes, reduce
+
+__all__ = ["HANDLED", "implements", "array_ufunc", "array_function", "round_"]
+
+HANDLED: dict = {}
+
+_REDUCE = {
+    np.add: "sum",
+    np.multiply: "prod",
+    np.minimum: "min",
+    np.maximum: "max",
+    np.logical_and: "all",
+    np.logical_or: "any",
+}
+
+
+def implements(*funcs):
+    """Register an implementation for NumPy functions (``__array_function__``)."""
+
+    def deco(impl):
+        for f in funcs:
+            HANDLED[f] = impl
+        return impl
+
+    return deco
+
+
+def _known(x) -> bool:
+    return _engine.is_distributed(x) or isinstance(x, (np.ndarray, np.generic, int, float, complex, bool, list, tuple))
+
+
+def array_ufunc(ufunc, method, inputs, kwargs):
+    """Route a ufunc call to the engine.  Collective."""
+    if not all(_known(x) or x is None for x in inputs):
+        return NotImplemented
+    out = kwargs.pop("out", None)
+    if method == "__call__":
+        if ufunc is np.matmul:
+            from ._linalg import matmul
+
+            o = out[0] if out else None
+            return matmul(*inputs, out=o, **kwargs)
+        where = kwargs.pop("where", True)
+        return _engine.elementwise(ufunc, inputs, out=out, where=where, nout=ufunc.nout, **kwargs)
+    if method == "reduce":
+        (x,) = inputs
+        name = _REDUCE.get(ufunc)
+        if name is None:
+            raise NotImplementedError(f"numpy.{ufunc.__name__}.reduce (only associative ufuncs reduce in spmdarray)")
+        axis = kwargs.pop("axis", 0)
+        o = out[0] if out else None
+        if name in ("all", "any"):
+            kwargs.pop("dtype", None)
+            x = _engine.elementwise(np.not_equal, [x, 0]) if x.dtype != bool else x
+        return reduce(name, x, axis=axis, out=o, **kwargs)
+    if method == "accumulate":
+        (x,) = inputs
+        o = out[0] if out else None
+        return accumulate(ufunc, x, axis=kwargs.pop("axis", 0), dtype=kwargs.pop("dtype", None), out=o)
+    raise NotImplementedError(f"numpy.{ufunc.__name__}.{method} on spmdarray arrays")
+
+
+def accumulate(ufunc, x, axis=0, dtype=None, out=None):
+    """``ufunc.accumulate`` along one axis: a prefix scan across ranks.  Collective.
+
+    Each rank scans its block, the ranks along the scanned grid axis
+    all-gather their last slices, and each adds the carry of the ranks before
+    it.  Only associative ufuncs are supported.
+    """
+    from ._reductions import _group
+    from .comm import allgather_blocks
+    from .decomposition import box_size
+
+    if ufunc not in _REDUCE:
+        raise NotImplementedError(f"numpy.{ufunc.__name__}.accumulate (only associative ufuncs)")
+    (ax,) = normalize_axes(axis, x.ndim)
+    dt = ufunc.accumulate(np.ones((1,) * x.ndim, x.dtype), axis=ax, dtype=dtype).dtype
+    from ._creation import empty_like
+
+    res = empty_like(x, dtype=dt)
+    ctx = x._st.ctx
+    lay = x._layout
+    b = lay.block(ctx.rank)
+    loc = ufunc.accumulate(x.local, axis=ax, dtype=dt) if box_size(b) else np.empty(res.local.shape, dt)
+    k = lay.grid_axis_of(ax)
+    if k is not None and lay.dims[k] > 1:
+        members = _group(lay, (k,), ctx.rank)
+        tail_shape = lambda r: tuple(1 if a == ax else hi - lo for a, (lo, hi) in enumerate(lay.block(r)))  # noqa: E731
+        has = lambda r: box_size(lay.block(r)) > 0  # noqa: E731
+        shapes = [tail_shape(m) if has(m) else (0,) * x.ndim for m in members]
+        mine = np.take(loc, [-1], axis=ax) if has(ctx.rank) else np.empty((0,) * x.ndim, dt)
+        tails = allgather_blocks(ctx.sub(lay.dims, (k,)), np.ascontiguousarray(mine), shapes)
+        if has(ctx.rank):
+            before = sorted(
+                (lay.block(m)[ax][0], i) for i, m in enumerate(members) if has(m) and lay.block(m)[ax][0] < b[ax][0]
+            )
+            carry = None
+            for _, i in before:
+                carry = tails[i] if carry is None else ufunc(carry, tails[i])
+            if carry is not None:
+                loc = ufunc(carry, loc).astype(dt, copy=False)
+    if box_size(b):
+        res.local[...] = loc
+    if out is not None:
+        _engine.assign(out, res)
+        return out
+    return res
+
+
+def array_function(func, types, args, kwargs):
+    """Look ``func`` up in the registry.  Collective when the implementation is."""
+    impl = HANDLED.get(func)
+    if impl is None:
+        name = getattr(func, "__module__", "numpy") or "numpy"
+        raise NotImplementedError(
+            f"spmdarray does not implement {name}.{func.__name__} yet; it was not computed by gathering the "
+            "array. Call it on numpy.asarray(x) explicitly if the array is small"
+        )
+    return impl(*args, **kwargs)
+
+
+def _reg_reduction(name):
+    def impl(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        if not _engine.is_distributed(a):
+            return getattr(np, name)(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
+        if name in ("min", "max", "any", "all"):
+            if dtype is not None:
+                raise TypeError(f"{name}() got an unexpected keyword argument 'dtype'")
+            return reduce(name, a, axis=axis, out=out, keepdims=keepdims, **kw)
+        return reduce(name, a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
+
+    impl.__name__ = name
+    impl.__doc__ = f"Distributed ``numpy.{name}``.  Collective."
+    return impl
+
+
+def _minmax_sig(name):
+    def impl(a, axis=None, out=None, keepdims=False, **kw):
+        return reduce(name, a, axis=axis, out=out, keepdims=keepdims, **kw)
+
+    impl.__name__ = name
+    return impl
+
+
+for _n in ("sum", "prod", "mean"):
+    implements(getattr(np, _n))(_reg_reduction(_n))
+for _n in ("min", "max", "any", "all"):
+    implements(getattr(np, _n))(_minmax_sig(_n))
+implements(np.amin)(_minmax_sig("min"))
+implements(np.amax)(_minmax_sig("max"))
+
+
+def _vs(name):
+    def impl(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+        return reduce(name, a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kw)
+
+    impl.__name__ = name
+    return impl
+
+
+HANDLED[np.var] = _vs("var")
+HANDLED[np.std] = _vs("std")
+
+
+@implements(np.argmin)
+def _argmin(a, axis=None, out=None, *, keepdims=False):
+    return argreduce("argmin", a, axis, out, keepdims)
+
+
+@implements(np.argmax)
+def _argmax(a, axis=None, out=None, *, keepdims=False):
+    return argreduce("argmax", a, axis, out, keepdims)
+
+
+def _isclose_local(rtol, atol, equal_nan):
+    def f(a, b, out=None):
+        r = np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+        if out is None:
+            return r
+        out[...] = r
+        return out
+
+    return f
+
+
+@implements(np.isclose)
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Distributed ``numpy.isclose``.  Collective."""
+    return _engine.elementwise(_isclose_local(rtol, atol, equal_nan), [a, b])
+
+
+@implements(np.allclose)
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Distributed ``numpy.allclose`` (the same bool on every rank).  Collective."""
+    r = isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    return bool(r.all() if _engine.is_distributed(r) else np.all(r))
+
+
+@implements(np.array_equal)
+def array_equal(a1, a2, equal_nan=False):
+    """Distributed ``numpy.array_equal``.  Collective."""
+    if np.shape(a1) != np.shape(a2):
+        return False
+    if equal_nan:
+        return allclose(a1, a2, rtol=0, atol=0, equal_nan=True)
+    r = _engine.elementwise(np.equal, [a1, a2])
+    return bool(r.all() if _engine.is_distributed(r) else np.all(r))
+
+
+@implements(np.round, np.around)
+def round_(a, decimals=0, out=None):
+    """Distributed ``numpy.round``.  Collective."""
+    return _engine.elementwise(np.round, [a], out=None if out is None else (out,), decimals=decimals)
+
+
+@implements(np.clip)
+def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue, max=np._NoValue, **kw):  # noqa: A002
+    """Distributed ``numpy.clip``.  Collective."""
+    lo = a_min if a_min is not np._NoValue else (None if min is np._NoValue else min)
+    hi = a_max if a_max is not np._NoValue else (None if max is np._NoValue else max)
+    o = None if out is None else (out,)
+    if lo is None and hi is None:
+        return _engine.elementwise(np.positive, [a], out=o, **kw)
+    if lo is None:
+        return _engine.elementwise(np.minimum, [a, hi], out=o, **kw)
+    if hi is None:
+        return _engine.elementwise(np.maximum, [a, lo], out=o, **kw)
+    return _engine.elementwise(np._core.umath.clip, [a, lo, hi], out=o, **kw)
+
+
+@implements(np.copyto)
+def copyto(dst, src, casting="same_kind", where=True):
+    """Distributed ``numpy.copyto``.  Collective."""
+    src_dt = src.dtype if hasattr(src, "dtype") else np.asarray(src).dtype
+    if not np.can_cast(src_dt, dst.dtype, casting=casting) and not np.isscalar(src):
+        raise TypeError(
+            f"Cannot cast array data from {src_dt!r} to {dst.dtype!r} according to the rule {casting!r}"
+        )
+    if where is True:
+        _engine.assign(dst, src)
+    else:
+        _engine.elementwise(np.positive, [src], out=(dst,), where=where, casting="unsafe", dtype=dst.dtype)
+
+
+@implements(np.transpose)
+def transpose(a, axes=None):
+    """View with axes permuted.  Not collective."""
+    return a.transpose(axes)
+
+
+@implements(np.reshape)
+def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    """Distributed ``numpy.reshape``.  Collective."""
+    from ._manipulation import reshape as _r
+
+    return _r(a, shape if shape is not None else newshape, order=order, copy=copy)
+
+
+@implements(np.ravel)
+def ravel(a, order="C"):
+    """Distributed ``numpy.ravel``.  Collective."""
+    return a.ravel(order)
+
+
+@implements(np.shape)
+def shape(a):
+    return a.shape
+
+
+@implements(np.ndim)
+def ndim(a):
+    return a.ndim
+
+
+@implements(np.size)
+def size(a, axis=None):
+    return a.size if axis is None else a.shape[axis]
+
+
+@implements(np.copy)
+def _copy(a, order="K", subok=False):
+    return a.copy()
+
+
+@implements(np.dot)
+def dot(a, b, out=None):
+    """Distributed ``numpy.dot``.  Collective."""
+    from ._linalg import dot as _dot
+
+    return _dot(a, b, out=out)
+
+
+def _reg_like():
+    from . import _creation
+
+    HANDLED[np.empty_like] = _creation.empty_like
+    HANDLED[np.zeros_like] = _creation.zeros_like
+    HANDLED[np.ones_like] = _creation.ones_like
+    HANDLED[np.full_like] = _creation.full_like
+    HANDLED[np.array_equiv] = _equiv
+
+
+def _equiv(a1, a2):
+    try:
+        np.broadcast_shapes(np.shape(a1), np.shape(a2))
+    except ValueError:
+        return False
+    r = _engine.elementwise(np.equal, [a1, a2])
+    return bool(r.all() if _engine.is_distributed(r) else np.all(r))
+
+
+_reg_like()

@@ -1,0 +1,337 @@
+"""The one elementwise engine: every ufunc, operator and assignment runs here.
+
+An operation is computed where its output lives.  For each distributed
+operand the engine asks :func:`~spmdarray.decomposition.fetch_plan` which
+cells this rank lacks, posts every receive and send of every operand at once,
+waits, and then calls the NumPy function once on local blocks.  Keeping all
+evaluation behind :func:`elementwise` is what lets a later version defer and
+fuse chains of operations without touching the API.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .comm import bcast_array, start_exchange
+from .decomposition import Layout, box_intersect, box_size, fetch_plan, view_layout
+from ._storage import Storage
+
+__all__ = ["elementwise", "fetch", "assign", "is_distributed", "context_of"]
+
+
+def is_distributed(x) -> bool:
+    from ._array import ndarray
+
+    return isinstance(x, ndarray)
+
+
+def context_of(*args):
+    """The shared context of the distributed arguments (ValueError if mixed)."""
+    ctx = None
+    for a in args:
+        if is_distributed(a):
+            if ctx is None:
+                ctx = a._st.ctx
+            elif a._st.ctx is not ctx:
+                raise ValueError(
+                    "spmdarray arrays on different communicators cannot be combined; "
+                    "create them with the same comm= or copy one with spmdarray.array(x, comm=...)"
+                )
+    return ctx
+
+
+def _rel(sub, need):
+    return tuple(slice(lo - nlo, hi - nlo) for (lo, hi), (nlo, _) in zip(sub, need))
+
+
+class _Fetch:
+    """Pending fetch of one operand onto an output layout."""
+
+    __slots__ = ("x", "plan", "key", "buf", "out_layout")
+
+    def __init__(self, x, out_layout: Layout, sends: list, recvs: list) -> None:
+        st, vm = x._st, x._map
+        ctx = st.ctx
+        self.x = x
+        self.out_layout = out_layout
+        self.plan = plan = fetch_plan(st.layout, st.ghost, vm, out_layout, ctx.rank)
+        self.key = key = (vm, out_layout)
+        cached = key in st.halo_valid
+        for dst, box, halo in plan.sends:
+            if not (halo and cached):
+                sends.append((dst, st.view_of(vm, box)))
+        self.buf = None
+        if plan.mode == "halo" and not cached:
+            for src, box, _ in plan.recvs:
+                recvs.append((src, st.view_of(vm, box)))
+        elif plan.mode == "temp":
+            need = plan.need
+            self.buf = buf = np.empty(tuple(hi - lo for lo, hi in need), st.dtype)
+            vl = view_layout(st.layout, vm)
+            for src, sub in vl.sources(ctx.rank, need):
+                if src == ctx.rank:
+                    buf[_rel(sub, need)] = st.view_of(vm, sub)
+            for src, box, _ in plan.recvs:
+                recvs.append((src, buf[_rel(box, need)]))
+
+    def result(self):
+        plan = self.plan
+        if plan.mode == "none":
+            return None
+        if plan.mode == "temp":
+            return self.buf
+        return self.x._st.view_of(self.x._map, plan.need)
+
+
+def _finish(fetches: list) -> list:
+    for f in fetches:
+        # Ghost cells filled by this plan stay valid until the base is written.
+        # Only messages into ghost frames are ever skipped, and every rank
+        # makes the same decision because writes are collective.
+        f.x._st.halo_valid.add(f.key)
+    return [f.result() for f in fetches]
+
+
+def fetch(ctx, items: list, out_layout: Layout) -> list:
+    """Local blocks of ``items`` aligned to this rank's block of ``out_layout``.
+
+    Collective over ``ctx``: every rank must call it with the same items.
+    Distributed items are fetched through plans (halo or redistribution);
+    NumPy arrays are sliced locally; scalars pass through unchanged.
+    """
+    sends: list = []
+    recvs: list = []
+    fetches: list = []
+    slots = []
+    seen: dict = {}
+    for it in items:
+        if is_distributed(it):
+            k = (id(it._st), it._map)
+            if k not in seen:
+                seen[k] = len(fetches)
+                fetches.append(_Fetch(it, out_layout, sends, recvs))
+            slots.append(seen[k])
+        else:
+            slots.append(None)
+    if sends or recvs:
+        start_exchange(ctx, sends, recvs).wait()
+    results = _finish(fetches)
+    block = out_layout.block(ctx.rank)
+    out = []
+    for it, s in zip(items, slots):
+        if s is not None:
+            out.append(results[s])
+        elif isinstance(it, np.ndarray) and it.ndim:
+            out.append(_slice_replicated(it, out_layout.shape, block))
+        else:
+            out.append(it)
+    return out
+
+
+def _slice_replicated(arr: np.ndarray, shape, block):
+    off = len(shape) - arr.ndim
+    idx = []
+    for j, n in enumerate(arr.shape):
+        lo, hi = block[j + off]
+        idx.append(slice(0, 1) if (n == 1 and shape[j + off] != 1) else slice(lo, hi))
+    return arr[tuple(idx)]
+
+
+def _dummy(x):
+    if is_distributed(x) or isinstance(x, np.ndarray):
+        return np.ones((1,) * x.ndim, x.dtype)
+    return x
+
+
+def _shape_of(x):
+    if is_distributed(x) or isinstance(x, np.ndarray):
+        return x.shape
+    return ()
+
+
+def _as_operand(x):
+    if is_distributed(x) or np.isscalar(x) or isinstance(x, (np.ndarray, np.generic)) or x is None:
+        return x
+    return np.asarray(x)
+
+
+def choose_layout(ctx, args, shape) -> Layout:
+    """Layout to compute an operation of output ``shape`` on.
+
+    The first distributed operand of that shape wins (so ``center + north``
+    is computed where ``center`` lives and needs only halos), preferring one
+    without idle ranks; otherwise a fresh balanced layout.
+    """
+    best = None
+    for a in args:
+        if is_distributed(a) and a.shape == shape:
+            lay = a._layout
+            if all(f is None for f in lay.gfixed):
+                return lay
+            best = best or lay
+    return best or Layout.balanced(shape, ctx.size)
+
+
+def broadcast_error(shapes) -> ValueError:
+    txt = " ".join(str(tuple(s)) for s in shapes)
+    return ValueError(f"operands could not be broadcast together with shapes {txt} ")
+
+
+def elementwise(func, args, out=None, where=True, nout: int = 1, **kwargs):
+    """Apply an elementwise NumPy callable over distributed operands.
+
+    Collective over the operands' communicator.
+
+    Parameters
+    ----------
+    func : callable
+        A ufunc or any NumPy function that works block by block and takes
+        ``out=`` (``numpy.round`` for instance).
+    args : sequence
+        Operands: spmdarray arrays, NumPy arrays (the same on every rank),
+        Python or NumPy scalars.
+    out : tuple of (ndarray or None), optional
+        Output arrays; NumPy's broadcasting and casting rules apply.
+    where : array_like of bool, optional
+        NumPy's ``where=``.
+    nout : int
+        Number of outputs of ``func``.
+    **kwargs
+        Passed to ``func`` (``dtype``, ``casting``, ...).
+
+    Returns
+    -------
+    ndarray or tuple of ndarray
+        NumPy scalars when the result is 0-d and no ``out`` was given.
+    """
+    from ._array import ndarray
+
+    args = [_as_operand(a) for a in args]
+    outs = tuple(out) if out is not None else (None,) * nout
+    if len(outs) != nout:
+        raise ValueError(f"The 'out' tuple must have exactly {nout} entries: one per ufunc output")
+    for o in outs:
+        if o is not None and not is_distributed(o):
+            raise TypeError(
+                "out= must be a spmdarray array when the inputs are distributed; "
+                f"got {type(o).__name__}. Convert inputs with numpy.asarray(x) to work on NumPy arrays"
+            )
+    where_op = None if where is True else _as_operand(where)
+    ctx = context_of(*args, *outs, where_op)
+    # 1. shapes, with NumPy's error messages
+    shapes = [_shape_of(a) for a in args]
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise broadcast_error(shapes) from None
+    given = [o for o in outs if o is not None]
+    if given:
+        oshape = given[0].shape
+        for o in given:
+            try:
+                ok = np.broadcast_shapes(o.shape, shape) == o.shape
+            except ValueError:
+                ok = False
+            if not ok:
+                raise ValueError(
+                    f"non-broadcastable output operand with shape {o.shape} doesn't match the broadcast shape {shape}"
+                )
+        shape = oshape
+    if where_op is not None:
+        try:
+            if np.broadcast_shapes(_shape_of(where_op), shape) != shape:
+                raise ValueError
+        except ValueError:
+            raise broadcast_error([*shapes, _shape_of(where_op)]) from None
+    # 2. dtypes and casting errors, by running NumPy on one-element dummies
+    nd = len(shape)
+    dargs = [_dummy(a) for a in args]
+    dkw = dict(kwargs)
+    if given:
+        dkw["out"] = tuple(np.empty((1,) * nd, o.dtype) if o is not None else None for o in outs)
+        if nout == 1 and not isinstance(func, np.ufunc):
+            dkw["out"] = dkw["out"][0]
+    if where_op is not None:
+        dkw["where"] = np.ones((1,) * len(_shape_of(where_op)), bool) if _shape_of(where_op) else True
+        if is_distributed(where_op) and where_op.dtype != bool:
+            raise TypeError(f"where= must be a boolean array, got dtype {where_op.dtype}")
+    with np.errstate(all="ignore"):
+        probe = func(*dargs, **dkw)
+    probes = probe if nout > 1 else (probe,)
+    dtypes = [np.asarray(p).dtype for p in probes]
+    # 3. where to compute, and the local operands
+    layout = outs[0]._layout if outs[0] is not None else choose_layout(ctx, args, shape)
+    locs = fetch(ctx, [*args, where_op], layout)
+    wloc = locs[-1]
+    locs = locs[:-1]
+    results = []
+    for o, dt in zip(outs, dtypes):
+        if o is not None:
+            if o._layout != layout:
+                raise NotImplementedError(
+                    "elementwise with several out= arrays of different layouts; use separate assignments"
+                )
+            results.append(o)
+        else:
+            results.append(ndarray._new(Storage(ctx, layout, dt), None))
+    block = layout.block(ctx.rank)
+    if box_size(block):
+        lout = tuple(r._st.view_of(r._map, block) for r in results)
+        kw = dict(kwargs)
+        if where_op is not None:
+            kw["where"] = wloc
+        with np.errstate(**np.geterr()):
+            if isinstance(func, np.ufunc):
+                func(*locs, out=lout, **kw)
+            else:
+                func(*locs, out=lout[0], **kw)
+    for o in given:
+        o._st.bump()
+    if out is None and nd == 0:
+        vals = tuple(r._scalar() for r in results)
+        return vals if nout > 1 else vals[0]
+    return tuple(results) if nout > 1 else results[0]
+
+
+def assign(dst, value) -> None:
+    """``dst[...] = value`` with NumPy's broadcasting and casting.  Collective."""
+    value = _as_operand(value)
+    vshape = _shape_of(value)
+    # NumPy drops leading length-1 axes of the value before broadcasting.
+    while len(vshape) > dst.ndim and vshape[0] == 1:
+        vshape = vshape[1:]
+        value = value[0]
+    try:
+        ok = len(vshape) <= dst.ndim and np.broadcast_shapes(vshape, dst.shape) == dst.shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"could not broadcast input array from shape {_shape_of(value)} into shape {dst.shape}")
+    probe = np.empty((1,) * dst.ndim, dst.dtype)
+    probe[...] = _dummy(value)
+    ctx = dst._st.ctx
+    context_of(dst, value)
+    layout = dst._layout
+    (loc,) = fetch(ctx, [value], layout)
+    block = layout.block(ctx.rank)
+    if box_size(block):
+        dst._st.view_of(dst._map, block)[...] = loc
+    dst._st.bump()
+
+
+def to_scalar(x):
+    """The value of a size-1 array as a NumPy scalar on every rank.  Collective."""
+    lay = x._layout
+    ctx = x._st.ctx
+    box = tuple((0, 1) for _ in x.shape)
+    if lay.holds(ctx.rank) and box_size(box_intersect(lay.block(ctx.rank), box)) == 1 and _replicated(lay):
+        return x._st.view_of(x._map, box).reshape(()).copy()[()]
+    root = next(r for r, _ in lay.sources(0, box))
+    if ctx.size == 1:
+        return x._st.view_of(x._map, box).reshape(()).copy()[()]
+    data = x._st.view_of(x._map, box) if ctx.rank == root else None
+    return bcast_array(ctx, data, root, (), x.dtype)[()]
+
+
+def _replicated(lay: Layout) -> bool:
+    return all(lay.is_replicated_axis(k) for k in range(len(lay.dims))) or lay.nprocs == 1

@@ -1,0 +1,301 @@
+"""Reductions: local NumPy reduction, then a deterministic combine.
+
+Each rank reduces its owned block with NumPy (keeping the reduced axes), then
+the ranks that differ only along the reduced grid axes all-gather their
+partials and combine them in rank order.  The result is replicated along
+those grid axes (and distributed like the input along the others), which is
+exactly the layout needed to broadcast it back against the input
+(``x - x.mean(axis=0)`` moves no data).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from .comm import allgather_blocks
+from .decomposition import Layout, box_size, ravel, unravel
+from ._storage import Storage
+from . import _engine
+
+__all__ = ["reduce", "argreduce", "normalize_axes"]
+
+_COMBINE = {
+    "sum": np.sum,
+    "prod": np.prod,
+    "min": np.min,
+    "max": np.max,
+    "any": np.any,
+    "all": np.all,
+}
+
+
+def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
+    """NumPy's axis normalisation, with NumPy's ``AxisError``.  Not collective."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    out = []
+    for a in axes:
+        a = int(a)
+        if not -ndim <= a < ndim:
+            raise np.exceptions.AxisError(a, ndim)
+        out.append(a % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError("duplicate value in 'axis'")
+    return tuple(out)
+
+
+def _group(lay: Layout, gaxes: tuple[int, ...], rank: int) -> list[int]:
+    """Global ranks of ``rank``'s sub-communicator over grid axes ``gaxes``, in its order."""
+    me = unravel(rank, lay.dims)
+    out = []
+    for cs in itertools.product(*(range(lay.dims[k]) for k in gaxes)):
+        c = list(me)
+        for k, v in zip(gaxes, cs):
+            c[k] = v
+        out.append(ravel(tuple(c), lay.dims))
+    return out
+
+
+def _combine_axes(lay: Layout, axes) -> tuple[int, ...]:
+    return tuple(
+        k
+        for k in range(len(lay.dims))
+        if (lay.gaxis[k] is not None and lay.gaxis[k] in axes) or lay.gfixed[k] is not None
+    )
+
+
+def _probe(fn, x, axes, **kw):
+    dummy = np.ones(tuple(min(n, 1) for n in x.shape), x.dtype)
+    with np.errstate(all="ignore"):
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return np.asarray(fn(dummy, axis=axes, **kw))
+
+
+def _partial_reduce(name, x, axes, dtype):
+    """Combine-ready partials: ndarray with the reduced axes kept (size 1)."""
+    ctx = x._st.ctx
+    lay = x._layout
+    fn = _COMBINE[name]
+    kw = {} if name in ("min", "max", "any", "all") else {"dtype": dtype}
+    res_dtype = _probe(fn, x, axes, keepdims=True, **kw).dtype
+    rlay = lay.reduce(axes, keepdims=True)
+    rshape = tuple(hi - lo for lo, hi in rlay.block(ctx.rank))
+
+    def has_data(r):
+        b = lay.block(r)
+        return lay.holds(r) and all(b[a][1] > b[a][0] for a in axes)
+
+    gaxes = _combine_axes(lay, axes)
+    members = _group(lay, gaxes, ctx.rank) if gaxes else [ctx.rank]
+    mine = None
+    if has_data(ctx.rank):
+        mine = np.asarray(fn(x.local, axis=axes, keepdims=True, **kw), dtype=res_dtype)
+    if len(members) > 1:
+        shapes = [rshape if has_data(m) else (0,) * len(rshape) for m in members]
+        block = mine if mine is not None else np.empty((0,) * len(rshape), res_dtype)
+        parts = allgather_blocks(ctx.sub(lay.dims, gaxes), block, shapes)
+        parts = [p for p, m in zip(parts, members) if has_data(m)]
+    else:
+        parts = [mine] if mine is not None else []
+    if not parts:
+        empty = np.empty(tuple(0 if a in axes else n for a, n in enumerate(rshape)), x.dtype)
+        local = np.asarray(fn(empty, axis=axes, keepdims=True, **kw), dtype=res_dtype)
+    elif len(parts) == 1:
+        local = parts[0]
+    else:
+        local = np.asarray(fn(np.stack(parts), axis=0, **kw), dtype=res_dtype)
+    return rlay, local, res_dtype
+
+
+def _finish(ctx, rlay: Layout, local, dtype, axes, keepdims, out, ndim_in):
+    """Wrap the combined local block as a result, a scalar, or into ``out``."""
+    from ._array import ndarray
+
+    if not keepdims:
+        final = [a for a in range(ndim_in) if a not in axes]
+        lay = _drop_axes(rlay, axes)
+        local = local.reshape(tuple(local.shape[a] for a in final))
+    else:
+        lay = rlay
+    if out is None and not lay.shape:
+        return np.asarray(local).reshape(())[()]
+    st = Storage(ctx, lay, dtype)
+    res = ndarray._new(st, None)
+    if box_size(lay.block(ctx.rank)):
+        res.local[...] = local
+    if out is not None:
+        _engine.assign(out, res)
+        return out
+    return res
+
+
+def _drop_axes(rlay: Layout, axes) -> Layout:
+    keep = [a for a in range(len(rlay.shape)) if a not in axes]
+    pos = {a: i for i, a in enumerate(keep)}
+    return Layout(
+        tuple(rlay.shape[a] for a in keep),
+        rlay.dims,
+        tuple(None if g is None else pos[g] for g in rlay.gaxis),
+        rlay.gfixed,
+        tuple(rlay.intervals[a] for a in keep),
+    )
+
+
+def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, initial=np._NoValue, where=True):
+    """NumPy reduction ``name`` over a distributed array.
+
+    Collective.  ``name`` is one of sum, prod, min, max, any, all, mean,
+    var, std.  Supports ``axis`` (int or tuple), ``dtype``, ``out``,
+    ``keepdims``, ``ddof`` (var/std) and ``initial`` (sum/prod/min/max).
+    Full reductions without ``out`` return a NumPy scalar that is
+    bit-for-bit identical on every rank.
+    """
+    if where is not True:
+        raise NotImplementedError(f"{name}(where=...) is not implemented in spmdarray yet")
+    axes = normalize_axes(axis, x.ndim)
+    ctx = x._st.ctx
+    npfn = getattr(np, name)
+    kw: dict = {}
+    if name in ("sum", "prod", "mean", "var", "std"):
+        kw["dtype"] = dtype
+    if name in ("var", "std"):
+        kw["ddof"] = ddof
+    if initial is not np._NoValue:
+        if name not in ("sum", "prod", "min", "max"):
+            raise TypeError(f"{name}() got an unexpected keyword argument 'initial'")
+        kw["initial"] = initial
+    res_dtype = _probe(npfn, x, axes, keepdims=keepdims, **kw).dtype  # NumPy's errors
+    if out is not None and not _engine.is_distributed(out):
+        raise TypeError(f"out= must be a spmdarray array, got {type(out).__name__}")
+    if name in _COMBINE:
+        rlay, local, dt = _partial_reduce(name, x, axes, dtype if name in ("sum", "prod") else None)
+        if initial is not np._NoValue:
+            op = {"sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maximum}[name]
+            local = op(local, initial).astype(res_dtype)
+        return _finish(ctx, rlay, np.asarray(local, res_dtype), res_dtype, axes, keepdims, out, x.ndim)
+    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    if dtype is not None:
+        acc = np.dtype(dtype)
+    elif np.issubdtype(x.dtype, np.integer) or x.dtype == bool:
+        acc = np.dtype(np.float64)
+    elif x.dtype == np.float16:
+        acc = np.dtype(np.float32)
+    else:
+        acc = x.dtype
+    rlay, s, _ = _partial_reduce("sum", x, axes, acc)
+    if name == "mean":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            local = np.true_divide(s, count) if count else np.full_like(s, np.nan)
+        return _finish(ctx, rlay, np.asarray(local).astype(res_dtype), res_dtype, axes, keepdims, out, x.ndim)
+    # var / std: two passes, as NumPy does
+    from ._array import ndarray
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_local = np.true_divide(s, count) if count else np.full_like(s, np.nan)
+    mst = Storage(ctx, rlay, mean_local.dtype)
+    mean = ndarray._new(mst, None)
+    if box_size(rlay.block(ctx.rank)):
+        mean.local[...] = mean_local
+    d = _engine.elementwise(np.subtract, [x, mean])
+    if np.iscomplexobj(d.local):
+        sq = _engine.elementwise(np.multiply, [d, _engine.elementwise(np.conjugate, [d])])
+        sq = _engine.elementwise(np.real, [sq]) if False else sq
+        sq = sq.astype(np.dtype(res_dtype))
+    else:
+        sq = _engine.elementwise(np.multiply, [d, d])
+    rlay2, ss, _ = _partial_reduce("sum", sq, axes, acc if dtype is None or not np.iscomplexobj(d.local) else None)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        local = np.true_divide(ss, max(count - ddof, 0))
+        if name == "std":
+            local = np.sqrt(local)
+    return _finish(ctx, rlay2, np.asarray(local).real.astype(res_dtype), res_dtype, axes, keepdims, out, x.ndim)
+
+
+def argreduce(name, x, axis=None, out=None, keepdims=False):
+    """Distributed ``argmin``/``argmax``.  Collective.
+
+    The first occurrence wins, and NaN counts as the extreme, as in NumPy.
+    """
+    ctx = x._st.ctx
+    npfn = getattr(np, name)
+    lay = x._layout
+    if axis is None:
+        with np.errstate(all="ignore"):
+            npfn(np.ones(tuple(min(n, 1) for n in x.shape), x.dtype))  # NumPy's empty-sequence error
+        # candidates: (global flat index, value) from each holder
+        b = lay.block(ctx.rank)
+        gaxes = tuple(k for k in range(len(lay.dims)) if not lay.is_replicated_axis(k))
+        members = _group(lay, gaxes, ctx.rank) if gaxes else [ctx.rank]
+        shapes = [(1,) if box_size(lay.block(m)) else (0,) for m in members]
+        if box_size(b):
+            loc = x.local
+            i = int(npfn(loc))
+            idx = np.unravel_index(i, loc.shape)
+            gidx = np.ravel_multi_index(tuple(j + lo for j, (lo, _) in zip(idx, b)), x.shape)
+            val = loc[idx].reshape(1)
+            gi = np.array([gidx], np.int64)
+        else:
+            val = np.empty((0,), x.dtype)
+            gi = np.empty((0,), np.int64)
+        if len(members) > 1:
+            sub = ctx.sub(lay.dims, gaxes)
+            vals = np.concatenate(allgather_blocks(sub, val, shapes))
+            gis = np.concatenate(allgather_blocks(sub, gi, shapes))
+        else:
+            vals, gis = val, gi
+        order = np.argsort(gis, kind="stable")
+        res = np.int64(gis[order][int(npfn(vals[order]))])
+        if keepdims:
+            res_arr = np.full((1,) * x.ndim, res)
+            from ._creation import array
+
+            r = array(res_arr, comm=ctx)
+            if out is not None:
+                _engine.assign(out, r)
+                return out
+            return r
+        if out is not None:
+            _engine.assign(out, res)
+            return out
+        return res
+    (ax,) = normalize_axes(axis, x.ndim)
+    with np.errstate(all="ignore"):
+        npfn(np.ones(tuple(min(n, 1) for n in x.shape), x.dtype), axis=ax)
+    rlay = lay.reduce((ax,), keepdims=True)
+    rshape = tuple(hi - lo for lo, hi in rlay.block(ctx.rank))
+    gaxes = _combine_axes(lay, (ax,))
+    members = _group(lay, gaxes, ctx.rank) if gaxes else [ctx.rank]
+
+    def has_data(r):
+        bb = lay.block(r)
+        return lay.holds(r) and bb[ax][1] > bb[ax][0]
+
+    b = lay.block(ctx.rank)
+    if has_data(ctx.rank):
+        loc = x.local
+        li = np.expand_dims(npfn(loc, axis=ax), ax)
+        val = np.take_along_axis(loc, li, ax)
+        gi = (li + b[ax][0]).astype(np.int64)
+    else:
+        val = np.empty((0,) * len(rshape), x.dtype)
+        gi = np.empty((0,) * len(rshape), np.int64)
+    if len(members) > 1:
+        sub = ctx.sub(lay.dims, gaxes)
+        shapes = [rshape if has_data(m) else (0,) * len(rshape) for m in members]
+        vals = allgather_blocks(sub, val, shapes)
+        gis = allgather_blocks(sub, gi, shapes)
+        keep = [i for i, m in enumerate(members) if has_data(m)]
+        keep.sort(key=lambda i: lay.block(members[i])[ax][0])
+        vals = np.stack([vals[i] for i in keep]) if keep else np.empty((0, *rshape), x.dtype)
+        gis = np.stack([gis[i] for i in keep]) if keep else np.empty((0, *rshape), np.int64)
+    else:
+        vals, gis = val[None], gi[None]
+    pick = np.expand_dims(npfn(vals, axis=0), 0)
+    local = np.take_along_axis(gis, pick, 0)[0]
+    return _finish(ctx, rlay, local, np.dtype(np.int64), (ax,), keepdims, out, x.ndim)

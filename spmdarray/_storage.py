@@ -1,0 +1,103 @@
+"""Per-rank storage of a base array: one allocation with a ghost frame.
+
+Every view of a base array shares its :class:`Storage`.  The allocation holds
+the owned block plus ``ghost[b]`` cells on each side of every partitioned
+axis; halo exchanges write neighbour-owned values into that frame so that a
+shifted view is a plain NumPy view of the allocation.
+
+``version`` counts collective writes.  ``halo_valid`` holds the plan keys
+whose ghost cells are current for this version; a write clears it, so halos
+are re-sent only after the data changed.  Both change only inside collective
+operations, so they agree on every rank.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .decomposition import Box, Layout, ViewMap, box_size
+
+__all__ = ["Storage", "config"]
+
+
+class _Config:
+    """Library settings.  ``ghost_width``: ghost cells per side of each
+    partitioned axis for arrays created afterwards (default 1)."""
+
+    __slots__ = ("ghost_width",)
+
+    def __init__(self) -> None:
+        self.ghost_width = 1
+
+
+config = _Config()
+
+
+class Storage:
+    """The allocation behind a base array on one rank.  Not collective."""
+
+    __slots__ = ("ctx", "layout", "dtype", "alloc", "origin", "ghost", "version", "halo_valid")
+
+    def __init__(self, ctx, layout: Layout, dtype, *, ghost=None, alloc=None, fill=None) -> None:
+        self.ctx = ctx
+        self.layout = layout
+        self.dtype = np.dtype(dtype)
+        nd = layout.ndim
+        if ghost is None:
+            g = config.ghost_width
+            ghost = tuple(
+                g if (k := layout.grid_axis_of(b)) is not None and layout.dims[k] > 1 else 0 for b in range(nd)
+            )
+        self.ghost = tuple(ghost)
+        block = layout.block(ctx.rank)
+        self.version = 0
+        self.halo_valid: set = set()
+        if alloc is not None:
+            self.alloc = alloc
+            self.origin = tuple(lo - g for (lo, _), g in zip(block, self.ghost))
+            return
+        if not layout.holds(ctx.rank):
+            self.alloc = np.empty((0,) * nd, self.dtype)
+            self.origin = (0,) * nd
+            return
+        shape = tuple(hi - lo + 2 * g for (lo, hi), g in zip(block, self.ghost))
+        if fill is None:
+            self.alloc = np.empty(shape, self.dtype)
+        elif fill == 0:
+            self.alloc = np.zeros(shape, self.dtype)
+        else:
+            self.alloc = np.full(shape, fill, self.dtype)
+        self.origin = tuple(lo - g for (lo, _), g in zip(block, self.ghost))
+
+    def bump(self) -> None:
+        """Record a collective write: invalidate every cached halo."""
+        self.version += 1
+        self.halo_valid.clear()
+
+    def view_of(self, vmap: ViewMap, box: Box) -> np.ndarray:
+        """NumPy view of the allocation holding view-box ``box``.
+
+        The box must lie inside this rank's allocation (owned block plus
+        ghost frame); an empty box gives a fresh empty array.
+        """
+        shape = tuple(hi - lo for lo, hi in box)
+        if box_size(box) == 0:
+            return np.empty(shape, self.dtype)
+        idx: list = [int(s - o) for s, o in zip(vmap.start, self.origin)]
+        walked = []
+        has_new = False
+        for (b, step), (lo, hi) in zip(vmap.axes, box):
+            if b < 0:
+                has_new = True
+                continue
+            walked.append(b)
+            a0 = vmap.start[b] + lo * step - self.origin[b]
+            stop = a0 + (hi - lo - 1) * step + (1 if step > 0 else -1)
+            idx[b] = slice(a0, None if stop < 0 else stop, step)
+        arr = self.alloc[tuple(idx)]
+        order = sorted(walked)
+        if walked != order:
+            arr = arr.transpose([order.index(b) for b in walked])
+        if has_new:
+            arr = arr[tuple(None if b < 0 else slice(None) for b, _ in vmap.axes)]
+        return arr
