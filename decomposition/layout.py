@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from .blocks import block_bounds
@@ -98,6 +98,14 @@ class Layout:
     gaxis: tuple[int | None, ...]
     gfixed: tuple[int | None, ...]
     intervals: tuple[tuple[tuple[int, int], ...] | None, ...]
+    _hash: int | None = field(default=None, compare=False, repr=False)
+
+    def __hash__(self) -> int:
+        h = self._hash
+        if h is None:
+            h = hash((self.shape, self.dims, self.gaxis, self.gfixed, self.intervals))
+            object.__setattr__(self, "_hash", h)
+        return h
 
     # ----------------------------------------------------------- factories
     @staticmethod
@@ -180,7 +188,7 @@ class Layout:
             return
         me = unravel(rank, self.dims)
         choices = []
-        for k, d in enumerate(self.dims):
+        for k in range(len(self.dims)):
             a = self.gaxis[k]
             if a is not None:
                 lo, hi = box[a]
@@ -223,7 +231,7 @@ class Layout:
         keep = [a for a in range(self.ndim) if a not in axes]
         newpos = {a: i for i, a in enumerate(keep)}
         gaxis, gfixed = [], []
-        for k, a in enumerate(self.gaxis):
+        for a in self.gaxis:
             if a is None or a in axes:
                 gaxis.append(None)
                 gfixed.append(None)

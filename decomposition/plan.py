@@ -63,6 +63,9 @@ def need_box(vmap: ViewMap, out: Layout, rank: int) -> Box | None:
     The operand (shape ``vmap.shape``) broadcasts against ``out.shape`` by
     NumPy's rules: trailing axes align, size-1 axes stretch.
     """
+    # ``holds`` first: a 0-d layout's all-empty block ``()`` still has size 1.
+    if not out.holds(rank):
+        return None
     ob = out.block(rank)
     if box_size(ob) == 0:
         return None

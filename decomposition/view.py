@@ -13,11 +13,11 @@ at ``start``.  ``newaxis`` axes walk no base axis (``base_axis == -1``).
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
-from .layout import Box, Layout, box_size
 from .blocks import find_coord
+from .layout import Box, Layout, box_size
 
 __all__ = ["ViewMap", "strided_range", "view_layout", "normalize_key"]
 
@@ -67,9 +67,7 @@ def normalize_key(key, shape: tuple[int, ...]) -> tuple:
             )
         consumed += 1
     if consumed > len(shape):
-        raise IndexError(
-            f"too many indices for array: array is {len(shape)}-dimensional, but {consumed} were indexed"
-        )
+        raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, but {consumed} were indexed")
     out = []
     axis = 0
     for k in key:
@@ -127,6 +125,14 @@ class ViewMap:
     start: tuple[int, ...]
     axes: tuple[tuple[int, int], ...]
     shape: tuple[int, ...]
+    _hash: int | None = field(default=None, compare=False, repr=False)
+
+    def __hash__(self) -> int:
+        h = self._hash
+        if h is None:
+            h = hash((self.base_shape, self.start, self.axes, self.shape))
+            object.__setattr__(self, "_hash", h)
+        return h
 
     @staticmethod
     @lru_cache(maxsize=1024)
@@ -170,7 +176,8 @@ class ViewMap:
         return ViewMap(self.base_shape, tuple(start), tuple(axes), tuple(shape))
 
     def transpose(self, perm: tuple[int, ...]) -> ViewMap:
-        return ViewMap(self.base_shape, self.start, tuple(self.axes[p] for p in perm), tuple(self.shape[p] for p in perm))
+        axes = tuple(self.axes[p] for p in perm)
+        return ViewMap(self.base_shape, self.start, axes, tuple(self.shape[p] for p in perm))
 
     def base_index(self, box: Box) -> tuple:
         """Per base axis: ``(first, step, count)`` for a view box, or an int
@@ -205,7 +212,5 @@ def view_layout(layout: Layout, vmap: ViewMap) -> Layout:
             intervals.append(None)
             continue
         gaxis[k] = v
-        intervals.append(
-            tuple(strided_range(vmap.start[b], step, n, lo, hi) for lo, hi in layout.intervals[b])
-        )
+        intervals.append(tuple(strided_range(vmap.start[b], step, n, lo, hi) for lo, hi in layout.intervals[b]))
     return Layout(vmap.shape, layout.dims, tuple(gaxis), tuple(gfixed), tuple(intervals))

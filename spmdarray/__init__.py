@@ -20,8 +20,6 @@ if _os.path.isfile(_os.path.join(_root, "decomposition", "layout.py")) and not _
 ):
     __path__.append(_root)  # noqa: F821
 
-import numpy as _np  # noqa: E402
-
 from . import random  # noqa: E402
 from ._array import ndarray  # noqa: E402
 from ._creation import (  # noqa: E402

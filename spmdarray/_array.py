@@ -358,3 +358,6 @@ def _red(name, x, axis, dtype, out, keepdims, **kw):
     from ._reductions import reduce
 
     return reduce(name, x, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
+
+
+_engine._ND = ndarray

@@ -11,10 +11,10 @@ import operator
 
 import numpy as np
 
+from . import _engine
+from ._storage import Storage
 from .comm import allgather_object, get_context
 from .decomposition import Layout, box_size
-from ._storage import Storage
-from . import _engine
 
 __all__ = [
     "arange",
@@ -203,8 +203,11 @@ def arange(start, stop=None, step=None, dtype=None, *, comm=None, like=None):
         step = 1
     if step == 0:
         raise ZeroDivisionError("division by zero")
-    proto = np.arange(start, start, step, dtype=dtype)  # NumPy's dtype and errors
-    dt = proto.dtype
+    if dtype is None:
+        dt = np.result_type(*(np.asarray(v) for v in (start, stop, step)))
+    else:
+        dt = np.dtype(dtype)
+    np.arange(start, start, step, dtype=dt)  # NumPy's errors for bad arguments
     if all(isinstance(v, (int, np.integer)) for v in (start, stop, step)):
         n = len(range(int(start), int(stop), int(step)))
     else:

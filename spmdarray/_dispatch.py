@@ -247,9 +247,7 @@ def copyto(dst, src, casting="same_kind", where=True):
     """Distributed ``numpy.copyto``.  Collective."""
     src_dt = src.dtype if hasattr(src, "dtype") else np.asarray(src).dtype
     if not np.can_cast(src_dt, dst.dtype, casting=casting) and not np.isscalar(src):
-        raise TypeError(
-            f"Cannot cast array data from {src_dt!r} to {dst.dtype!r} according to the rule {casting!r}"
-        )
+        raise TypeError(f"Cannot cast array data from {src_dt!r} to {dst.dtype!r} according to the rule {casting!r}")
     if where is True:
         _engine.assign(dst, src)
     else:

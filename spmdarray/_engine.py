@@ -12,17 +12,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._storage import Storage
 from .comm import bcast_array, start_exchange
 from .decomposition import Layout, box_intersect, box_size, fetch_plan, view_layout
-from ._storage import Storage
 
 __all__ = ["elementwise", "fetch", "assign", "is_distributed", "context_of"]
 
 
-def is_distributed(x) -> bool:
-    from ._array import ndarray
+_ND: type | None = None  # set by ``_array`` once the class exists
 
-    return isinstance(x, ndarray)
+
+def is_distributed(x) -> bool:
+    return isinstance(x, _ND)
 
 
 def context_of(*args):
@@ -83,15 +84,6 @@ class _Fetch:
         return self.x._st.view_of(self.x._map, plan.need)
 
 
-def _finish(fetches: list) -> list:
-    for f in fetches:
-        # Ghost cells filled by this plan stay valid until the base is written.
-        # Only messages into ghost frames are ever skipped, and every rank
-        # makes the same decision because writes are collective.
-        f.x._st.halo_valid.add(f.key)
-    return [f.result() for f in fetches]
-
-
 def fetch(ctx, items: list, out_layout: Layout) -> list:
     """Local blocks of ``items`` aligned to this rank's block of ``out_layout``.
 
@@ -99,32 +91,41 @@ def fetch(ctx, items: list, out_layout: Layout) -> list:
     Distributed items are fetched through plans (halo or redistribution);
     NumPy arrays are sliced locally; scalars pass through unchanged.
     """
-    sends: list = []
-    recvs: list = []
-    fetches: list = []
-    slots = []
-    seen: dict = {}
-    for it in items:
-        if is_distributed(it):
-            k = (id(it._st), it._map)
-            if k not in seen:
-                seen[k] = len(fetches)
-                fetches.append(_Fetch(it, out_layout, sends, recvs))
-            slots.append(seen[k])
-        else:
-            slots.append(None)
-    if sends or recvs:
-        start_exchange(ctx, sends, recvs).wait()
-    results = _finish(fetches)
-    block = out_layout.block(ctx.rank)
-    out = []
-    for it, s in zip(items, slots):
-        if s is not None:
-            out.append(results[s])
+    out: list = [None] * len(items)
+    pending = []
+    rank = ctx.rank if ctx is not None else 0
+    for i, it in enumerate(items):
+        if isinstance(it, _ND):
+            st, vm = it._st, it._map
+            plan = fetch_plan(st.layout, st.ghost, vm, out_layout, rank)
+            if not plan.sends and not plan.recvs and plan.mode != "temp":
+                # Aligned operand: a view of the local allocation, no messages.
+                out[i] = st.view_of(vm, plan.need) if plan.mode != "none" else None
+            else:
+                pending.append(i)
         elif isinstance(it, np.ndarray) and it.ndim:
-            out.append(_slice_replicated(it, out_layout.shape, block))
+            out[i] = _slice_replicated(it, out_layout.shape, out_layout.block(rank))
         else:
-            out.append(it)
+            out[i] = it
+    if pending:
+        sends: list = []
+        recvs: list = []
+        fetches: dict = {}
+        for i in pending:
+            it = items[i]
+            k = (id(it._st), it._map)
+            if k not in fetches:
+                fetches[k] = _Fetch(it, out_layout, sends, recvs)
+        if sends or recvs:
+            start_exchange(ctx, sends, recvs).wait()
+        for f in fetches.values():
+            # Ghost cells filled by this plan stay valid until the base is
+            # written.  Only messages into ghost frames are ever skipped, and
+            # every rank makes the same decision because writes are collective.
+            f.x._st.halo_valid.add(f.key)
+        for i in pending:
+            it = items[i]
+            out[i] = fetches[(id(it._st), it._map)].result()
     return out
 
 
@@ -149,8 +150,11 @@ def _shape_of(x):
     return ()
 
 
+_PASS = (int, float, complex, bool, np.ndarray, np.generic, type(None))
+
+
 def _as_operand(x):
-    if is_distributed(x) or np.isscalar(x) or isinstance(x, (np.ndarray, np.generic)) or x is None:
+    if isinstance(x, _ND) or isinstance(x, _PASS) or np.isscalar(x):
         return x
     return np.asarray(x)
 
@@ -175,6 +179,32 @@ def choose_layout(ctx, args, shape) -> Layout:
 def broadcast_error(shapes) -> ValueError:
     txt = " ".join(str(tuple(s)) for s in shapes)
     return ValueError(f"operands could not be broadcast together with shapes {txt} ")
+
+
+_PROBES: dict = {}
+
+
+def _probe_key(func, args, outs, where_op, kwargs):
+    """Hashable description of everything that decides dtypes and casting errors."""
+    parts = [func]
+    for a in (*args, *outs, where_op):
+        if a is None:
+            parts.append(None)
+        elif is_distributed(a) or isinstance(a, np.ndarray):
+            parts.append((a.dtype, a.ndim))
+        elif isinstance(a, (bool, float, complex)):
+            parts.append(type(a))
+        elif isinstance(a, int):
+            parts.append((int, a if not -128 <= a < 128 else 0))
+        elif isinstance(a, np.generic):
+            parts.append((type(a), a.dtype))
+        else:
+            return None
+    try:
+        parts.append(tuple(sorted(kwargs.items())))
+        return hash(tuple(parts)) and tuple(parts)
+    except TypeError:
+        return None
 
 
 def elementwise(func, args, out=None, where=True, nout: int = 1, **kwargs):
@@ -204,8 +234,7 @@ def elementwise(func, args, out=None, where=True, nout: int = 1, **kwargs):
     ndarray or tuple of ndarray
         NumPy scalars when the result is 0-d and no ``out`` was given.
     """
-    from ._array import ndarray
-
+    ndarray = _ND
     args = [_as_operand(a) for a in args]
     outs = tuple(out) if out is not None else (None,) * nout
     if len(outs) != nout:
@@ -220,14 +249,22 @@ def elementwise(func, args, out=None, where=True, nout: int = 1, **kwargs):
     ctx = context_of(*args, *outs, where_op)
     # 1. shapes, with NumPy's error messages
     shapes = [_shape_of(a) for a in args]
-    try:
-        shape = np.broadcast_shapes(*shapes)
-    except ValueError:
-        raise broadcast_error(shapes) from None
+    full = [sh for sh in shapes if sh]
+    if not full:
+        shape = ()
+    elif all(sh == full[0] for sh in full):
+        shape = full[0]
+    else:
+        try:
+            shape = np.broadcast_shapes(*shapes)
+        except ValueError:
+            raise broadcast_error(shapes) from None
     given = [o for o in outs if o is not None]
     if given:
         oshape = given[0].shape
         for o in given:
+            if o.shape == shape:
+                continue
             try:
                 ok = np.broadcast_shapes(o.shape, shape) == o.shape
             except ValueError:
@@ -245,20 +282,27 @@ def elementwise(func, args, out=None, where=True, nout: int = 1, **kwargs):
             raise broadcast_error([*shapes, _shape_of(where_op)]) from None
     # 2. dtypes and casting errors, by running NumPy on one-element dummies
     nd = len(shape)
-    dargs = [_dummy(a) for a in args]
-    dkw = dict(kwargs)
-    if given:
-        dkw["out"] = tuple(np.empty((1,) * nd, o.dtype) if o is not None else None for o in outs)
-        if nout == 1 and not isinstance(func, np.ufunc):
-            dkw["out"] = dkw["out"][0]
-    if where_op is not None:
-        dkw["where"] = np.ones((1,) * len(_shape_of(where_op)), bool) if _shape_of(where_op) else True
-        if is_distributed(where_op) and where_op.dtype != bool:
-            raise TypeError(f"where= must be a boolean array, got dtype {where_op.dtype}")
-    with np.errstate(all="ignore"):
-        probe = func(*dargs, **dkw)
-    probes = probe if nout > 1 else (probe,)
-    dtypes = [np.asarray(p).dtype for p in probes]
+    if where_op is not None and is_distributed(where_op) and where_op.dtype != bool:
+        raise TypeError(f"where= must be a boolean array, got dtype {where_op.dtype}")
+    pkey = _probe_key(func, args, outs, where_op, kwargs)
+    dtypes = _PROBES.get(pkey) if pkey is not None else None
+    if dtypes is None:
+        dargs = [_dummy(a) for a in args]
+        dkw = dict(kwargs)
+        if given:
+            dkw["out"] = tuple(np.empty((1,) * nd, o.dtype) if o is not None else None for o in outs)
+            if nout == 1 and not isinstance(func, np.ufunc):
+                dkw["out"] = dkw["out"][0]
+        if where_op is not None:
+            dkw["where"] = np.ones((1,) * len(_shape_of(where_op)), bool) if _shape_of(where_op) else True
+        with np.errstate(all="ignore"):
+            probe = func(*dargs, **dkw)
+        probes = probe if nout > 1 else (probe,)
+        dtypes = [np.asarray(p).dtype for p in probes]
+        if pkey is not None:
+            if len(_PROBES) > 4096:
+                _PROBES.clear()
+            _PROBES[pkey] = dtypes
     # 3. where to compute, and the local operands
     layout = outs[0]._layout if outs[0] is not None else choose_layout(ctx, args, shape)
     locs = fetch(ctx, [*args, where_op], layout)
@@ -280,11 +324,10 @@ def elementwise(func, args, out=None, where=True, nout: int = 1, **kwargs):
         kw = dict(kwargs)
         if where_op is not None:
             kw["where"] = wloc
-        with np.errstate(**np.geterr()):
-            if isinstance(func, np.ufunc):
-                func(*locs, out=lout, **kw)
-            else:
-                func(*locs, out=lout[0], **kw)
+        if isinstance(func, np.ufunc):
+            func(*locs, out=lout, **kw)
+        else:
+            func(*locs, out=lout[0], **kw)
     for o in given:
         o._st.bump()
     if out is None and nd == 0:

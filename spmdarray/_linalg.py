@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .comm import bcast_array
-from .decomposition import Layout, block_bounds, box_size, find_coord, unravel
+from . import _engine
 from ._manipulation import redistribute, reshape
 from ._storage import Storage
-from . import _engine
+from .comm import bcast_array
+from .decomposition import Layout, block_bounds, box_size, find_coord, unravel
 
 __all__ = ["matmul", "dot"]
 
@@ -45,8 +45,9 @@ def matmul(a, b, out=None, **kwargs):
     a, b = _operand(a, ctx), _operand(b, ctx)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(
-            "matmul: Input operand {} does not have enough dimensions (has 0, gufunc core with signature "
-            "(n?,k),(k,m?)->(n?,m?) requires 1)".format(0 if a.ndim == 0 else 1)
+            f"matmul: Input operand {0 if a.ndim == 0 else 1} does not have enough dimensions "
+            "(has 0, gufunc core with signature "
+            "(n?,k),(k,m?)->(n?,m?) requires 1)"
         )
     if a.ndim > 2 or b.ndim > 2:
         raise NotImplementedError("matmul of arrays with more than 2 dimensions (batched matmul)")
@@ -136,7 +137,5 @@ def dot(a, b, out=None):
         raise NotImplementedError("dot of arrays with more than 2 dimensions")
     if np.shape(a)[-1] != np.shape(b)[0]:
         sa, sb = np.shape(a), np.shape(b)
-        raise ValueError(
-            f"shapes {sa} and {sb} not aligned: {sa[-1]} (dim {len(sa) - 1}) != {sb[0]} (dim 0)"
-        )
+        raise ValueError(f"shapes {sa} and {sb} not aligned: {sa[-1]} (dim {len(sa) - 1}) != {sb[0]} (dim 0)")
     return matmul(a, b, out=out)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _engine
+from ._storage import Storage
 from .comm import start_exchange
 from .decomposition import Layout, box_size, unravel
-from ._storage import Storage
-from . import _engine
 
 __all__ = ["reshape", "redistribute"]
 

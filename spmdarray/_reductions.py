@@ -14,10 +14,10 @@ import itertools
 
 import numpy as np
 
+from . import _engine
+from ._storage import Storage
 from .comm import allgather_blocks
 from .decomposition import Layout, box_size, ravel, unravel
-from ._storage import Storage
-from . import _engine
 
 __all__ = ["reduce", "argreduce", "normalize_axes"]
 

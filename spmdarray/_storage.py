@@ -13,6 +13,8 @@ operations, so they agree on every rank.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from .decomposition import Box, Layout, ViewMap, box_size
@@ -33,41 +35,44 @@ class _Config:
 config = _Config()
 
 
+@lru_cache(maxsize=4096)
+def _geometry(layout: Layout, rank: int, ghost):
+    """(ghost widths, allocation shape, global index of alloc[0...], holds) for a rank."""
+    nd = layout.ndim
+    if not isinstance(ghost, tuple):
+        ghost = tuple(
+            ghost if (k := layout.grid_axis_of(b)) is not None and layout.dims[k] > 1 else 0 for b in range(nd)
+        )
+    if not layout.holds(rank):
+        return ghost, (0,) * nd, (0,) * nd, False
+    block = layout.block(rank)
+    shape = tuple(hi - lo + 2 * g for (lo, hi), g in zip(block, ghost))
+    origin = tuple(lo - g for (lo, _), g in zip(block, ghost))
+    return ghost, shape, origin, True
+
+
 class Storage:
     """The allocation behind a base array on one rank.  Not collective."""
 
-    __slots__ = ("ctx", "layout", "dtype", "alloc", "origin", "ghost", "version", "halo_valid")
+    __slots__ = ("ctx", "layout", "dtype", "alloc", "origin", "ghost", "version", "halo_valid", "_views")
 
     def __init__(self, ctx, layout: Layout, dtype, *, ghost=None, alloc=None, fill=None) -> None:
         self.ctx = ctx
         self.layout = layout
         self.dtype = np.dtype(dtype)
-        nd = layout.ndim
-        if ghost is None:
-            g = config.ghost_width
-            ghost = tuple(
-                g if (k := layout.grid_axis_of(b)) is not None and layout.dims[k] > 1 else 0 for b in range(nd)
-            )
-        self.ghost = tuple(ghost)
-        block = layout.block(ctx.rank)
         self.version = 0
         self.halo_valid: set = set()
+        self._views: dict = {}
+        g = config.ghost_width if ghost is None else tuple(ghost)
+        self.ghost, shape, self.origin, holds = _geometry(layout, ctx.rank, g)
         if alloc is not None:
             self.alloc = alloc
-            self.origin = tuple(lo - g for (lo, _), g in zip(block, self.ghost))
-            return
-        if not layout.holds(ctx.rank):
-            self.alloc = np.empty((0,) * nd, self.dtype)
-            self.origin = (0,) * nd
-            return
-        shape = tuple(hi - lo + 2 * g for (lo, hi), g in zip(block, self.ghost))
-        if fill is None:
+        elif fill is None:
             self.alloc = np.empty(shape, self.dtype)
-        elif fill == 0:
+        elif fill == 0 and holds:
             self.alloc = np.zeros(shape, self.dtype)
         else:
             self.alloc = np.full(shape, fill, self.dtype)
-        self.origin = tuple(lo - g for (lo, _), g in zip(block, self.ghost))
 
     def bump(self) -> None:
         """Record a collective write: invalidate every cached halo."""
@@ -80,6 +85,17 @@ class Storage:
         The box must lie inside this rank's allocation (owned block plus
         ghost frame); an empty box gives a fresh empty array.
         """
+        key = (vmap, box)
+        arr = self._views.get(key)
+        if arr is not None:
+            return arr
+        arr = self._view_of(vmap, box)
+        if len(self._views) > 512:
+            self._views.clear()
+        self._views[key] = arr
+        return arr
+
+    def _view_of(self, vmap: ViewMap, box: Box) -> np.ndarray:
         shape = tuple(hi - lo for lo, hi in box)
         if box_size(box) == 0:
             return np.empty(shape, self.dtype)
@@ -94,7 +110,7 @@ class Storage:
             a0 = vmap.start[b] + lo * step - self.origin[b]
             stop = a0 + (hi - lo - 1) * step + (1 if step > 0 else -1)
             idx[b] = slice(a0, None if stop < 0 else stop, step)
-        arr = self.alloc[tuple(idx)]
+        arr = self.alloc[(*idx, Ellipsis)]
         order = sorted(walked)
         if walked != order:
             arr = arr.transpose([order.index(b) for b in walked])
