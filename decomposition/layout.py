@@ -170,6 +170,10 @@ class Layout:
         c = unravel(rank, self.dims)
         return all(f is None or c[k] == f for k, f in enumerate(self.gfixed))
 
+    def owned_size(self, rank: int) -> int:
+        """Number of elements ``rank`` holds (0 off a fixed coordinate, even for 0-d)."""
+        return box_size(_block(self, rank)) if self.holds(rank) else 0
+
     def block(self, rank: int) -> Box:
         """The box ``rank`` holds; all-empty when it holds nothing."""
         return _block(self, rank)

@@ -54,6 +54,9 @@ def array_ufunc(ufunc, method, inputs, kwargs):
 
             o = out[0] if out else None
             return matmul(*inputs, out=o, **kwargs)
+        if ufunc.signature is not None:
+            # A generalized ufunc has core dimensions: not elementwise.
+            raise NotImplementedError(f"numpy.{ufunc.__name__} (generalized ufunc) on spmdarray arrays")
         where = kwargs.pop("where", True)
         return _engine.elementwise(ufunc, inputs, out=out, where=where, nout=ufunc.nout, **kwargs)
     if method == "reduce":
@@ -100,7 +103,7 @@ def accumulate(ufunc, x, axis=0, dtype=None, out=None):
     if k is not None and lay.dims[k] > 1:
         members = _group(lay, (k,), ctx.rank)
         tail_shape = lambda r: tuple(1 if a == ax else hi - lo for a, (lo, hi) in enumerate(lay.block(r)))  # noqa: E731
-        has = lambda r: box_size(lay.block(r)) > 0  # noqa: E731
+        has = lambda r: lay.owned_size(r) > 0  # noqa: E731
         shapes = [tail_shape(m) if has(m) else (0,) * x.ndim for m in members]
         mine = np.take(loc, [-1], axis=ax) if has(ctx.rank) else np.empty((0,) * x.ndim, dt)
         tails = allgather_blocks(ctx.sub(lay.dims, (k,)), np.ascontiguousarray(mine), shapes)

@@ -36,7 +36,7 @@ def context_of(*args):
             elif a._st.ctx is not ctx:
                 raise ValueError(
                     "spmdarray arrays on different communicators cannot be combined; "
-                    "create them with the same comm= or copy one with spmdarray.array(x, comm=...)"
+                    "create them with the same comm= (or numpy.asarray one of them, if it is small)"
                 )
     return ctx
 
@@ -319,7 +319,7 @@ def elementwise(func, args, out=None, where=True, nout: int = 1, **kwargs):
         else:
             results.append(ndarray._new(Storage(ctx, layout, dt), None))
     block = layout.block(ctx.rank)
-    if box_size(block):
+    if layout.owned_size(ctx.rank):
         lout = tuple(r._st.view_of(r._map, block) for r in results)
         kw = dict(kwargs)
         if where_op is not None:
@@ -357,7 +357,7 @@ def assign(dst, value) -> None:
     layout = dst._layout
     (loc,) = fetch(ctx, [value], layout)
     block = layout.block(ctx.rank)
-    if box_size(block):
+    if layout.owned_size(ctx.rank):
         dst._st.view_of(dst._map, block)[...] = loc
     dst._st.bump()
 

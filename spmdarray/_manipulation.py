@@ -113,7 +113,7 @@ def _reshape_copy(x, shape):
         unravel(me, src_lay.dims)[k] == 0 for k in range(len(src_lay.dims)) if src_lay.is_replicated_axis(k)
     )
     local_pairs = None
-    if primary and box_size(src_lay.block(me)):
+    if primary and src_lay.owned_size(me):
         vals = x.local.reshape(-1)
         flat = _flat_of_box(src_lay.block(me), x.shape)
         dest = _ranks_of(flat, dst_lay)

@@ -127,7 +127,7 @@ def _finish(ctx, rlay: Layout, local, dtype, axes, keepdims, out, ndim_in):
         return np.asarray(local).reshape(())[()]
     st = Storage(ctx, lay, dtype)
     res = ndarray._new(st, None)
-    if box_size(lay.block(ctx.rank)):
+    if lay.owned_size(ctx.rank):
         res.local[...] = local
     if out is not None:
         _engine.assign(out, res)
@@ -200,7 +200,7 @@ def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, ini
         mean_local = np.true_divide(s, count) if count else np.full_like(s, np.nan)
     mst = Storage(ctx, rlay, mean_local.dtype)
     mean = ndarray._new(mst, None)
-    if box_size(rlay.block(ctx.rank)):
+    if rlay.owned_size(ctx.rank):
         mean.local[...] = mean_local
     d = _engine.elementwise(np.subtract, [x, mean])
     if np.iscomplexobj(d.local):
@@ -232,8 +232,8 @@ def argreduce(name, x, axis=None, out=None, keepdims=False):
         b = lay.block(ctx.rank)
         gaxes = tuple(k for k in range(len(lay.dims)) if not lay.is_replicated_axis(k))
         members = _group(lay, gaxes, ctx.rank) if gaxes else [ctx.rank]
-        shapes = [(1,) if box_size(lay.block(m)) else (0,) for m in members]
-        if box_size(b):
+        shapes = [(1,) if lay.owned_size(m) else (0,) for m in members]
+        if lay.owned_size(ctx.rank):
             loc = x.local
             i = int(npfn(loc))
             idx = np.unravel_index(i, loc.shape)

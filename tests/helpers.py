@@ -1,0 +1,52 @@
+"""Shared test utilities: NumPy is the reference for every comparison.
+
+Every helper is safe to call on every rank (comparisons gather the
+spmdarray result with ``numpy.asarray``, which is collective).
+"""
+
+from __future__ import annotations
+
+import numpy
+
+import spmdarray
+
+
+def world():
+    """``(rank, size)`` of COMM_WORLD."""
+    from mpi4py import MPI
+
+    return MPI.COMM_WORLD.Get_rank(), MPI.COMM_WORLD.Get_size()
+
+
+def ref(shape, dtype=float, seed=0):
+    """A deterministic NumPy array, identical on every rank."""
+    rng = numpy.random.default_rng(seed)
+    if numpy.dtype(dtype).kind in "iu":
+        return rng.integers(-50, 50, size=shape).astype(dtype)
+    if numpy.dtype(dtype).kind == "b":
+        return rng.random(shape) > 0.5
+    if numpy.dtype(dtype).kind == "c":
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def assert_eq(got, expected, *, rtol=1e-12, atol=0.0, check_dtype=True, exact=False):
+    """Assert that a spmdarray (or NumPy) result equals NumPy's ``expected``.
+
+    Checks type family (distributed array vs. scalar), shape, dtype and
+    values (NaNs compare equal).  Collective when ``got`` is distributed.
+    """
+    expected_is_array = isinstance(expected, numpy.ndarray)
+    if isinstance(got, spmdarray.ndarray):
+        assert expected_is_array, f"got a spmdarray array {got.shape}, NumPy gives {type(expected).__name__}"
+        g = numpy.asarray(got)
+    else:
+        g = numpy.asarray(got)
+    e = numpy.asarray(expected)
+    assert g.shape == e.shape, f"shape {g.shape} != NumPy's {e.shape}"
+    if check_dtype:
+        assert g.dtype == e.dtype, f"dtype {g.dtype} != NumPy's {e.dtype}"
+    if exact or e.dtype.kind not in "fc":
+        numpy.testing.assert_array_equal(g, e)
+    else:
+        numpy.testing.assert_allclose(g, e, rtol=rtol, atol=atol, equal_nan=True)

@@ -1,0 +1,113 @@
+"""Bad input raises NumPy's exception on every rank, changes nothing, and never hangs."""
+
+from __future__ import annotations
+
+import numpy
+import pytest
+from helpers import assert_eq, world
+
+import spmdarray as sp
+
+
+def _same_everywhere(exc: BaseException) -> None:
+    from mpi4py import MPI
+
+    texts = MPI.COMM_WORLD.allgather(f"{type(exc).__name__}: {exc}")
+    assert len(set(texts)) == 1, texts
+
+
+def _numpy_error(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - we want NumPy's exact class
+        return type(e), str(e)
+    raise AssertionError("NumPy did not raise")
+
+
+A0 = numpy.arange(7 * 5.0).reshape(7, 5)
+B0 = numpy.arange(4 * 3.0).reshape(4, 3)
+I0 = numpy.arange(7 * 5).reshape(7, 5)
+
+CASES = {
+    "ufunc shape mismatch": (lambda m, a, b, i: a + b, ValueError),
+    "setitem shape mismatch": (lambda m, a, b, i: a.__setitem__(slice(None), b), ValueError),
+    "matmul core mismatch": (lambda m, a, b, i: a @ a, ValueError),
+    "index out of bounds": (lambda m, a, b, i: a[7], IndexError),
+    "negative index out of bounds": (lambda m, a, b, i: a[0, -6], IndexError),
+    "too many indices": (lambda m, a, b, i: a[1, 2, 3], IndexError),
+    "setitem out of bounds": (lambda m, a, b, i: a.__setitem__((2, 9), 1.0), IndexError),
+    "astype safe cast": (lambda m, a, b, i: a.astype(numpy.int32, casting="safe"), TypeError),
+    "ufunc out cast": (lambda m, a, b, i: numpy.add(a, 1.5, out=i), TypeError),
+    "in-place true divide on int": (lambda m, a, b, i: i.__itruediv__(2), TypeError),
+    "bad axis": (lambda m, a, b, i: a.sum(axis=2), numpy.exceptions.AxisError),
+    "min of empty": (lambda m, a, b, i: a[3:3].min(), ValueError),
+    "reshape size": (lambda m, a, b, i: a.reshape(6, 6), ValueError),
+}
+
+
+def _run_case(fn, ns):
+    a, b, i = ns
+    return fn(sp, a, b, i)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_error_class_and_message_match_numpy_on_every_rank(name):
+    fn, cls = CASES[name]
+    a, b, i = sp.array(A0), sp.array(B0), sp.array(I0)
+    ncls, nmsg = _numpy_error(lambda: fn(numpy, A0.copy(), B0.copy(), I0.copy()))
+    assert issubclass(ncls, cls)
+    with pytest.raises(cls) as info:
+        fn(sp, a, b, i)
+    assert isinstance(info.value, ncls), (type(info.value), ncls)
+    _same_everywhere(info.value)
+    # nothing changed, and the next (communicating) operation works
+    assert_eq(a, A0, exact=True)
+    assert_eq(i, I0, exact=True)
+    assert_eq(a[1:, :] + a[:-1, :], A0[1:] + A0[:-1], exact=True)
+
+
+MESSAGES_LIKE_NUMPY = [
+    "index out of bounds",
+    "too many indices",
+    "ufunc out cast",
+    "astype safe cast",
+    "bad axis",
+    "min of empty",
+    "reshape size",
+]
+
+
+@pytest.mark.parametrize("name", MESSAGES_LIKE_NUMPY)
+def test_error_message_is_numpys(name):
+    fn, cls = CASES[name]
+    a, b, i = sp.array(A0), sp.array(B0), sp.array(I0)
+    _, nmsg = _numpy_error(lambda: fn(numpy, A0.copy(), B0.copy(), I0.copy()))
+    with pytest.raises(cls) as info:
+        fn(sp, a, b, i)
+    assert str(info.value) == nmsg
+
+
+def test_unimplemented_function_names_itself_and_does_not_gather():
+    a = sp.array(A0)
+    with sp.comm_stats() as s:
+        with pytest.raises(NotImplementedError, match="sort"):
+            numpy.sort(a)
+        with pytest.raises(NotImplementedError, match="logspace"):
+            sp.logspace(0, 1, 5)
+        with pytest.raises(NotImplementedError, match="advanced|integer-array|boolean"):
+            a[numpy.array([0, 2])]
+        with pytest.raises(NotImplementedError, match="subtract.reduce"):
+            numpy.subtract.reduce(a)
+    assert s.bytes_sent == 0 and s.collectives == 0
+    _same_everywhere(NotImplementedError("ok"))
+
+
+def test_mixed_communicators_are_rejected_everywhere():
+    from mpi4py import MPI
+
+    rank, size = world()
+    a = sp.array(A0)
+    b = sp.array(A0, comm=MPI.COMM_SELF)
+    with pytest.raises(ValueError, match="different communicators"):
+        a + b
+    assert_eq(a + sp.array(A0), A0 + A0)
