@@ -17,7 +17,7 @@ import numpy as np
 from . import _engine
 from ._storage import Storage
 from .comm import allgather_blocks
-from .decomposition import Layout, box_size, ravel, unravel
+from .decomposition import Layout, ravel, unravel
 
 __all__ = ["reduce", "argreduce", "normalize_axes"]
 
