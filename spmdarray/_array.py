@@ -10,15 +10,15 @@ are seen by all of them.
 from __future__ import annotations
 
 import numpy as np
-from numpy.lib.mixins import NDArrayOperatorsMixin
 
 from . import _engine
+from ._operators import OperatorsMixin, calibrate
 from .decomposition import Layout, ViewMap, normalize_key, view_layout
 
 __all__ = ["ndarray"]
 
 
-class ndarray(NDArrayOperatorsMixin):  # noqa: N801 - NumPy's name
+class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
     """A global array distributed over the ranks of a communicator.
 
     Create arrays with :func:`spmdarray.array`, :func:`spmdarray.zeros` and
@@ -43,6 +43,10 @@ class ndarray(NDArrayOperatorsMixin):  # noqa: N801 - NumPy's name
         self._map = vmap if vmap is not None else ViewMap.identity(storage.layout.shape)
         self._lay = None
         return self
+
+    @staticmethod
+    def _elidable(a) -> bool:
+        return type(a) is ndarray and a._map.is_identity
 
     # ------------------------------------------------------------ metadata
     @property
@@ -135,9 +139,11 @@ class ndarray(NDArrayOperatorsMixin):  # noqa: N801 - NumPy's name
 
     # ----------------------------------------------------------- indexing
     def __getitem__(self, key):
+        # As in NumPy, an index containing ``...`` gives an array, never a scalar.
+        ell = key is Ellipsis or (isinstance(key, tuple) and any(k is Ellipsis for k in key))
         key = normalize_key(key, self.shape)
         view = ndarray._new(self._st, self._map.getitem(key))
-        if view.ndim == 0 and all(k is not None for k in key):
+        if view.ndim == 0 and not ell and all(k is not None for k in key):
             return view._scalar()
         return view
 
@@ -361,3 +367,4 @@ def _red(name, x, axis, dtype, out, keepdims, **kw):
 
 
 _engine._ND = ndarray
+calibrate(ndarray)

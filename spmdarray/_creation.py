@@ -66,6 +66,9 @@ def _new(shape, dtype, comm, fill=None, layout: Layout | None = None):
     return ndarray._new(Storage(ctx, layout, np.dtype(dtype), fill=fill), None)
 
 
+_CHUNK = 1 << 20
+
+
 def generate(shape, dtype, fill, comm=None):
     """Array whose block is ``fill(box)`` on each rank.  Collective.
 
@@ -81,9 +84,20 @@ def generate(shape, dtype, fill, comm=None):
     comm : mpi4py communicator, optional
     """
     x = _new(shape, dtype, comm)
-    box = x._layout.block(x._st.ctx.rank)
-    if box_size(box):
-        x.local[...] = fill(box)
+    lay = x._layout
+    if lay.owned_size(x._st.ctx.rank):
+        box = lay.block(x._st.ctx.rank)
+        local = x.local
+        if not box:
+            local[...] = fill(box)
+            return x
+        # Fill in slabs of about 2**20 elements so that ``fill``'s temporaries
+        # stay small whatever the block size.
+        (lo, hi), rest = box[0], box[1:]
+        step = max(1, _CHUNK // max(1, box_size(rest)))
+        for s in range(lo, hi, step):
+            e = min(hi, s + step)
+            local[s - lo : e - lo] = fill(((s, e), *rest))
     return x
 
 
@@ -212,6 +226,10 @@ def arange(start, stop=None, step=None, dtype=None, *, comm=None, like=None):
         n = len(range(int(start), int(stop), int(step)))
     else:
         n = max(0, math.ceil((stop - start) / step))
+    # NumPy stores start and start + step into the result first: its casts and errors.
+    head = np.zeros(2, dt)
+    for i, v in enumerate((start, start + step)[: min(n, 2)]):
+        head[i] = v
     if np.issubdtype(dt, np.integer) and all(isinstance(v, (int, np.integer)) for v in (start, stop, step)):
 
         def fill(box):
@@ -219,15 +237,21 @@ def arange(start, stop=None, step=None, dtype=None, *, comm=None, like=None):
             return (np.arange(lo, hi, dtype=np.int64) * int(step) + int(start)).astype(dt)
 
     else:
-        first = np.asarray(start, dtype=np.result_type(dt, np.float64) if dt.kind != "c" else dt)
-        delta = (first + step) - first
+        # NumPy's fill: element 0 is ``start`` and element 1 is ``start + step``, each
+        # cast to dtype; element i >= 2 is ``first + i * (second - first)`` computed in
+        # dtype itself (float16 in float32), so float32 and integer results match bit for bit.
+        if dt == np.bool_ and n > 2:
+            raise TypeError("arange() is only supported for booleans when the result has at most length 2.")
+        ct = np.dtype(np.float32) if dt == np.float16 else dt
+        first, second = head.astype(ct)
+        delta = second - first if n > 2 else None
 
         def fill(box):
             lo, hi = box[0]
-            idx = np.arange(lo, hi, dtype=np.float64)
-            vals = first + idx * delta
-            if lo <= 1 < hi:
-                vals[1 - lo] = first + step
+            vals = first + np.arange(lo, hi).astype(ct) * delta if n > 2 else np.empty(hi - lo, ct)
+            for i, v in ((0, first), (1, second)):
+                if lo <= i < hi:
+                    vals[i - lo] = v
             return vals.astype(dt)
 
     return generate((n,), dt, fill, comm)

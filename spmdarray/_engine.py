@@ -176,8 +176,14 @@ def choose_layout(ctx, args, shape) -> Layout:
     return best or Layout.balanced(shape, ctx.size)
 
 
+def _shape_txt(s) -> str:
+    """A shape as NumPy's error messages write it: ``(7,5)``, ``(3,)``, ``()``."""
+    s = tuple(s)
+    return "(" + ",".join(str(n) for n in s) + ("," if len(s) == 1 else "") + ")"
+
+
 def broadcast_error(shapes) -> ValueError:
-    txt = " ".join(str(tuple(s)) for s in shapes)
+    txt = " ".join(_shape_txt(s) for s in shapes)
     return ValueError(f"operands could not be broadcast together with shapes {txt} ")
 
 
@@ -271,7 +277,8 @@ def elementwise(func, args, out=None, where=True, nout: int = 1, **kwargs):
                 ok = False
             if not ok:
                 raise ValueError(
-                    f"non-broadcastable output operand with shape {o.shape} doesn't match the broadcast shape {shape}"
+                    f"non-broadcastable output operand with shape {_shape_txt(o.shape)} doesn't match the broadcast "
+                    f"shape {_shape_txt(shape)}"
                 )
         shape = oshape
     if where_op is not None:
@@ -279,7 +286,7 @@ def elementwise(func, args, out=None, where=True, nout: int = 1, **kwargs):
             if np.broadcast_shapes(_shape_of(where_op), shape) != shape:
                 raise ValueError
         except ValueError:
-            raise broadcast_error([*shapes, _shape_of(where_op)]) from None
+            raise broadcast_error([*shapes, *(o.shape for o in given), _shape_of(where_op)]) from None
     # 2. dtypes and casting errors, by running NumPy on one-element dummies
     nd = len(shape)
     if where_op is not None and is_distributed(where_op) and where_op.dtype != bool:
@@ -349,7 +356,8 @@ def assign(dst, value) -> None:
     except ValueError:
         ok = False
     if not ok:
-        raise ValueError(f"could not broadcast input array from shape {_shape_of(value)} into shape {dst.shape}")
+        vs, ds = _shape_txt(_shape_of(value)), _shape_txt(dst.shape)
+        raise ValueError(f"could not broadcast input array from shape {vs} into shape {ds}")
     probe = np.empty((1,) * dst.ndim, dst.dtype)
     probe[...] = _dummy(value)
     ctx = dst._st.ctx
