@@ -109,12 +109,13 @@ def _mix64(z: Any) -> np.ndarray:
 
 def _mix64_inplace(z: np.ndarray) -> np.ndarray:
     """:func:`_mix64` overwriting the uint64 array ``z``; returns ``z``.  Not collective."""
+    tmp = np.empty_like(z)
     with np.errstate(over="ignore"):
-        z ^= z >> np.uint64(30)
-        z *= np.uint64(_M1)
-        z ^= z >> np.uint64(27)
-        z *= np.uint64(_M2)
-        z ^= z >> np.uint64(31)
+        for shift, mult in ((30, _M1), (27, _M2), (31, None)):
+            np.right_shift(z, np.uint64(shift), out=tmp)
+            np.bitwise_xor(z, tmp, out=z)
+            if mult is not None:
+                np.multiply(z, np.uint64(mult), out=z)
     return z
 
 
@@ -176,7 +177,10 @@ def _unit(bits: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """Floats in [0, 1): the top 53 (float64) or 24 (float32) bits times 2**-53 (2**-24).  Not collective."""
     if dtype == np.float32:
         return (bits >> np.uint64(40)).astype(np.float32) * np.float32(2.0**-24)
-    return (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
+    np.right_shift(bits, np.uint64(11), out=bits)
+    out = bits.astype(np.float64)
+    out *= 2.0**-53
+    return out
 
 
 def _random_kernel(seed: int, draw: int, flat: np.ndarray, dtype: np.dtype) -> np.ndarray:
