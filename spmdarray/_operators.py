@@ -61,7 +61,7 @@ def _apply(ufunc, a, b, path: str):
 
 def _reusable(a) -> bool:
     # Only a base array whose storage no other view shares (``a`` + this call).
-    return type(a)._elidable(a) and sys.getrefcount(a._st) <= 3
+    return type(a)._elidable(a) and sys.getrefcount(a._st) <= 2
 
 
 def _maybe_reuse(ufunc, a, b):

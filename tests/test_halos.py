@@ -166,3 +166,23 @@ def test_redistribution_of_reversed_and_transposed_views():
     sq = sp.array(sq0)
     assert_eq(sq + sq.T, sq0 + sq0.T, exact=True)
     assert_eq(sq[::2, ::-3] * sq[1::2, 1::3], sq0[::2, ::-3] * sq0[1::2, 1::3], exact=True)
+
+
+def test_temporary_elision_never_overwrites_aliased_data():
+    keep = []
+
+    def make():
+        g = sp.zeros(6)
+        keep.append(g[1:])  # a view survives the base's name
+        return g
+
+    r = make() + 1
+    assert_eq(keep[0], numpy.zeros(5), exact=True)
+    assert_eq(r, numpy.ones(6), exact=True)
+    a = sp.ones(6)
+    b = a
+    c = b * 2  # a named array is never reused as the output
+    assert_eq(a, numpy.ones(6), exact=True)
+    assert_eq(c, numpy.full(6, 2.0), exact=True)
+    d = (a + 1) * 0.5 - (a * 3)  # temporaries may be reused: values still NumPy's
+    assert_eq(d, (numpy.ones(6) + 1) * 0.5 - numpy.ones(6) * 3, exact=True)
