@@ -9,6 +9,8 @@ are seen by all of them.
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from . import _engine
@@ -195,14 +197,20 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
 
     def item(self, *args):
         """The element as a Python scalar on every rank.  Collective."""
+        if len(args) == 1 and isinstance(args[0], tuple):
+            args = args[0]
         if not args:
             if self.size != 1:
                 raise ValueError("can only convert an array of size 1 to a Python scalar")
             return np.asarray(self._scalar()).item()
-        if len(args) == 1 and not isinstance(args[0], tuple) and self.ndim != 1:
-            idx = np.unravel_index(args[0], self.shape) if self.size else args[0]
-        else:
-            idx = args[0] if len(args) == 1 else args
+        # NumPy's rules: ndim indices address one element; a single one is a flat index.
+        idx = tuple(operator.index(a) for a in args)
+        if len(idx) != self.ndim:
+            if len(idx) != 1:
+                raise ValueError("incorrect number of indices for array")
+            if not -self.size <= idx[0] < self.size:
+                raise IndexError(f"index {idx[0]} is out of bounds for size {self.size}")
+            idx = tuple(int(i) for i in np.unravel_index(idx[0] % self.size, self.shape))
         v = self[idx]
         return v.item() if isinstance(v, (np.generic, ndarray)) else v
 

@@ -189,6 +189,32 @@ def broadcast_error(shapes) -> ValueError:
 
 _PROBES: dict = {}
 
+# Ufuncs whose integer loops raise on some *values* (``2 ** -1``): only the
+# rank holding such a value would raise, so every rank agrees on the outcome.
+_DATA_ERRORS = {np.power}
+
+
+def _attempt(func, locs, lout, kw):
+    try:
+        func(*locs, out=lout, **kw)
+    except Exception as e:  # noqa: BLE001 - re-raised on every rank by _agree
+        return e
+    return None
+
+
+def _agree(ctx, err) -> None:
+    """Raise the first rank's error on every rank (collective)."""
+    from .comm import allgather_object
+
+    errs = (
+        allgather_object(ctx, None if err is None else (type(err), str(err)))
+        if ctx.size > 1
+        else [err and (type(err), str(err))]
+    )
+    for e in errs:
+        if e is not None:
+            raise e[0](e[1])
+
 
 def _probe_key(func, args, outs, where_op, kwargs):
     """Hashable description of everything that decides dtypes and casting errors."""
@@ -331,10 +357,14 @@ def elementwise(func, args, out=None, where=True, nout: int = 1, **kwargs):
         kw = dict(kwargs)
         if where_op is not None:
             kw["where"] = wloc
-        if isinstance(func, np.ufunc):
+        if func in _DATA_ERRORS and dtypes[0].kind in "iu":
+            _agree(ctx, _attempt(func, locs, lout, kw))
+        elif isinstance(func, np.ufunc):
             func(*locs, out=lout, **kw)
         else:
             func(*locs, out=lout[0], **kw)
+    elif func in _DATA_ERRORS and dtypes[0].kind in "iu":
+        _agree(ctx, None)
     for o in given:
         o._st.bump()
     if out is None and nd == 0:

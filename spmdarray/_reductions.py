@@ -11,6 +11,7 @@ exactly the layout needed to broadcast it back against the input
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import numpy as np
 
@@ -77,12 +78,18 @@ def _probe(fn, x, axes, **kw):
             return np.asarray(fn(dummy, axis=axes, **kw))
 
 
-def _partial_reduce(name, x, axes, dtype):
-    """Combine-ready partials: ndarray with the reduced axes kept (size 1)."""
+def _partial_reduce(name, x, axes, dtype, initial=np._NoValue):
+    """Combine-ready partials: ndarray with the reduced axes kept (size 1).
+
+    ``initial`` is used by min and max only (applying it to every partial is
+    harmless there, and it makes empty blocks and empty arrays reducible).
+    """
     ctx = x._st.ctx
     lay = x._layout
     fn = _COMBINE[name]
     kw = {} if name in ("min", "max", "any", "all") else {"dtype": dtype}
+    if name in ("min", "max") and initial is not np._NoValue:
+        kw["initial"] = initial
     res_dtype = _probe(fn, x, axes, keepdims=True, **kw).dtype
     rlay = lay.reduce(axes, keepdims=True)
     rshape = tuple(hi - lo for lo, hi in rlay.block(ctx.rank))
@@ -174,7 +181,7 @@ def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, ini
     if out is not None and not _engine.is_distributed(out):
         raise TypeError(f"out= must be a spmdarray array, got {type(out).__name__}")
     if name in _COMBINE:
-        rlay, local, dt = _partial_reduce(name, x, axes, dtype if name in ("sum", "prod") else None)
+        rlay, local, dt = _partial_reduce(name, x, axes, dtype if name in ("sum", "prod") else None, initial)
         if initial is not np._NoValue:
             op = {"sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maximum}[name]
             local = op(local, initial).astype(res_dtype)
@@ -206,7 +213,9 @@ def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, ini
     if np.iscomplexobj(d.local):
         sq = _engine.elementwise(np.multiply, [d, _engine.elementwise(np.conjugate, [d])])
         sq = _engine.elementwise(np.real, [sq]) if False else sq
-        sq = sq.astype(np.dtype(res_dtype))
+        with warnings.catch_warnings():  # d * conj(d) is real: keep its real part, as NumPy does
+            warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+            sq = sq.astype(np.dtype(res_dtype))
     else:
         sq = _engine.elementwise(np.multiply, [d, d])
     rlay2, ss, _ = _partial_reduce("sum", sq, axes, acc if dtype is None or not np.iscomplexobj(d.local) else None)

@@ -111,3 +111,11 @@ def test_mixed_communicators_are_rejected_everywhere():
     with pytest.raises(ValueError, match="different communicators"):
         a + b
     assert_eq(a + sp.array(A0), A0 + A0)
+
+
+def test_value_dependent_error_is_raised_on_every_rank():
+    x = sp.arange(-3, 9)  # only the rank holding the negatives would fail alone
+    with pytest.raises(ValueError, match="negative integer powers") as info:
+        2**x
+    _same_everywhere(info.value)
+    assert_eq((x + 1).sum(), numpy.arange(-3, 9).sum() + 12)
