@@ -150,8 +150,14 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         return view
 
     def __setitem__(self, key, value) -> None:
+        ell = key is Ellipsis or (isinstance(key, tuple) and any(k is Ellipsis for k in key))
         key = normalize_key(key, self.shape)
-        _engine.assign(ndarray._new(self._st, self._map.getitem(key)), value)
+        view = ndarray._new(self._st, self._map.getitem(key))
+        if view.ndim == 0 and not ell and all(k is not None for k in key):
+            # One element (NumPy's scalar assignment): the value must be 0-d too.
+            if (value.ndim if hasattr(value, "ndim") else np.ndim(value)) > 0:
+                raise ValueError("setting an array element with a sequence.")
+        _engine.assign(view, value)
 
     def _scalar(self):
         return _engine.to_scalar(self)
@@ -236,7 +242,7 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
     __hash__ = None  # type: ignore[assignment]
 
     def __reduce__(self):
-        raise TypeError("spmdarray arrays cannot be pickled; use numpy.asarray(x) or save to HDF5")
+        raise TypeError("spmdarray arrays cannot be pickled; pickle numpy.asarray(x) (collective) instead")
 
     def __copy__(self):
         return self.copy()

@@ -325,3 +325,31 @@ def _equiv(a1, a2):
 
 
 _reg_like()
+
+
+def _dtype_arg(x):
+    return x.dtype if _engine.is_distributed(x) else x
+
+
+@implements(np.result_type)
+def result_type(*arrays_and_dtypes):
+    """``numpy.result_type`` (reads dtypes only).  Not collective."""
+    return np.result_type(*(_dtype_arg(x) for x in arrays_and_dtypes))
+
+
+@implements(np.can_cast)
+def can_cast(from_, to, casting="safe"):
+    """``numpy.can_cast`` (reads dtypes only).  Not collective."""
+    return np.can_cast(_dtype_arg(from_), to, casting=casting)
+
+
+@implements(np.iscomplexobj)
+def iscomplexobj(x):
+    """Whether the dtype is complex.  Not collective."""
+    return issubclass(x.dtype.type, np.complexfloating)
+
+
+@implements(np.isrealobj)
+def isrealobj(x):
+    """Whether the dtype is not complex.  Not collective."""
+    return not iscomplexobj(x)

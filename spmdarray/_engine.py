@@ -227,7 +227,7 @@ def _probe_key(func, args, outs, where_op, kwargs):
         elif isinstance(a, (bool, float, complex)):
             parts.append(type(a))
         elif isinstance(a, int):
-            parts.append((int, a if not -128 <= a < 128 else 0))
+            parts.append((int, a < 0, a.bit_length()))  # what decides overflow errors
         elif isinstance(a, np.generic):
             parts.append((type(a), a.dtype))
         else:
@@ -396,7 +396,12 @@ def assign(dst, value) -> None:
     (loc,) = fetch(ctx, [value], layout)
     block = layout.block(ctx.rank)
     if layout.owned_size(ctx.rank):
-        dst._st.view_of(dst._map, block)[...] = loc
+        d = dst._st.view_of(dst._map, block)
+        if isinstance(loc, np.ndarray) and np.may_share_memory(loc, d):
+            # As if the value were copied first, on any rank count: NumPy skips this
+            # copy for 1-D destinations, where crossing strides then give order-dependent values.
+            loc = loc.copy()
+        d[...] = loc
     dst._st.bump()
 
 

@@ -117,16 +117,45 @@ _NOT_DISTRIBUTED = {
     "load",
     "loadtxt",
     "logspace",
-    "mgrid",
-    "ogrid",
     "require",
     "tri",
     "vander",
+    "asarray_chkfinite",
+    "asmatrix",
+    "bartlett",
+    "blackman",
+    "bmat",
+    "diag_indices",
+    "fromregex",
+    "hamming",
+    "hanning",
+    "kaiser",
+    "mask_indices",
+    "tril_indices",
+    "triu_indices",
 }
+
+
+class _GridStub:
+    """``mgrid``/``ogrid`` stand-in: indexing raises NotImplementedError."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getitem__(self, key):
+        raise NotImplementedError(
+            f"spmdarray.{self._name} is not implemented yet; use numpy.{self._name} explicitly "
+            "if a replicated array is what you want"
+        )
+
+
+mgrid = _GridStub("mgrid")
+ogrid = _GridStub("ogrid")
 
 __all__ = _UFUNCS + _ARRAY_FUNCTIONS + _PASSTHROUGH
 
 globals().update({n: getattr(np, n) for n in __all__})
+__all__ += ["mgrid", "ogrid"]
 
 
 def _not_implemented(name: str):

@@ -60,14 +60,33 @@ def _apply(ufunc, a, b, path: str):
 
 
 def _reusable(a) -> bool:
-    # Only a base array whose storage no other view shares (``a`` + this call).
-    return type(a)._elidable(a) and sys.getrefcount(a._st) <= 2
+    # Only a base array whose storage no other view shares (``a`` + this call),
+    # that owns its memory (not a user's block wrapped by ``from_local``), and
+    # whose memory no NumPy view outside the storage's cache holds (a kept
+    # ``t.local``): as NumPy, which never elides an array something views.
+    if not (type(a)._elidable(a) and sys.getrefcount(a._st) <= 2):
+        return False
+    st = a._st
+    if st.alloc.base is not None:
+        return False
+    cached = 0
+    for v in st._views.values():
+        if v.base is st.alloc:
+            if sys.getrefcount(v) > 3:  # the cache, ``v`` and the argument
+                return False
+            cached += 1
+    return sys.getrefcount(st.alloc) <= 2 + cached  # ``st.alloc``, the argument, the cached views
 
 
 def _maybe_reuse(ufunc, a, b):
     """``(a,)`` when ``ufunc(a, b)`` can be written into ``a``, else None."""
+    # Reuse only where ``a``'s layout is the one the engine would choose anyway:
+    # the decision rests on per-rank reference counts (a ``.local`` kept on some
+    # ranks only), so it must never change the result's layout.
+    if a.ndim == 0 or any(f is not None for f in a._layout.gfixed):
+        return None
     if _engine.is_distributed(b):
-        if b.shape != a.shape or b._st is a._st:
+        if b.shape != a.shape or b._st is a._st or b._layout != a._layout:
             return None
         dummy = np.ones(1, b.dtype)
     elif isinstance(b, (int, float, complex, bool)):

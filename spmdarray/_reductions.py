@@ -212,7 +212,6 @@ def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, ini
     d = _engine.elementwise(np.subtract, [x, mean])
     if np.iscomplexobj(d.local):
         sq = _engine.elementwise(np.multiply, [d, _engine.elementwise(np.conjugate, [d])])
-        sq = _engine.elementwise(np.real, [sq]) if False else sq
         with warnings.catch_warnings():  # d * conj(d) is real: keep its real part, as NumPy does
             warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
             sq = sq.astype(np.dtype(res_dtype))

@@ -706,3 +706,17 @@ def randint(low: int, high: int | None = None, size: Size = None, dtype: Any = i
         ``low >= high``, bounds outside ``dtype`` or negative ``size`` entries.
     """
     return _global(comm)._integers("randint", low, high, size, dtype, False, comm)
+
+
+def __getattr__(name: str):
+    """NumPy random functions spmdarray does not distribute yet raise NotImplementedError."""
+    import numpy.random as _npr
+
+    if not name.startswith("_") and hasattr(_npr, name):
+
+        def stub(*args, **kwargs):
+            raise NotImplementedError(f"spmdarray.random.{name} is not implemented yet")
+
+        stub.__name__ = name
+        return stub
+    raise AttributeError(f"module 'spmdarray.random' has no attribute {name!r}")

@@ -119,3 +119,14 @@ def test_value_dependent_error_is_raised_on_every_rank():
         2**x
     _same_everywhere(info.value)
     assert_eq((x + 1).sum(), numpy.arange(-3, 9).sum() + 12)
+
+
+def test_overflowing_python_int_is_checked_for_every_value():
+    u = sp.array(numpy.arange(5, dtype=numpy.uint8))
+    assert_eq(u + 0, numpy.arange(5, dtype=numpy.uint8))  # fills the dtype-check cache
+    with pytest.raises(OverflowError) as info:
+        u + (-1)
+    _same_everywhere(info.value)
+    with pytest.raises(OverflowError):
+        numpy.add(u, 300, out=u)
+    assert_eq(u, numpy.arange(5, dtype=numpy.uint8))
