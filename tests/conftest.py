@@ -1,0 +1,135 @@
+"""Run one test suite serially or under ``mpiexec``.
+
+::
+
+    python -m pytest tests                                # one process
+    mpiexec -n 3 python -m pytest -q -x tests             # every rank runs every test
+
+Under ``mpiexec`` every rank collects and runs the same tests in the same order,
+so a test body is SPMD code; use the ``comm`` fixture to learn rank and size.
+
+- Only rank 0 writes the pytest report; the other ranks' reporters write to /dev/null.
+- A failure on any rank is written to stderr as ``[rank R] FAILED <nodeid>`` with its
+  traceback, then the job is ended with ``MPI.COMM_WORLD.Abort(1)``: the other ranks
+  may be blocked in a collective that will never complete, so abort is the only safe way.
+- A watchdog per test (``SPMDARRAY_TEST_TIMEOUT`` seconds, default 120, 0 turns it off)
+  turns a deadlock into a ``TIMEOUT`` line, a dump of every thread's stack and exit code 3.
+  It works serially too.
+- Under ``mpiexec`` hypothesis is derandomized (same examples on every rank) with no
+  example database and no deadline.
+
+mpi4py is imported inside hooks and fixtures only, never when this file is imported.
+"""
+
+import faulthandler
+import os
+import tempfile
+import threading
+import time
+
+import pytest
+
+DEFAULT_TIMEOUT_S = 120.0
+
+
+class _SPMDHarness:
+    """Per-process plugin state: rank, size, watchdog timeout and a private stderr."""
+
+    def __init__(self, rank, size, timeout_s):
+        self.rank, self.size, self.timeout_s = rank, size, timeout_s
+        # pytest redirects fd 2 while a test runs; a duplicate of the real stderr, taken
+        # now (capture is suspended during configure), reaches the terminal anyway.
+        self.err = os.fdopen(os.dup(2), "w")
+
+    def _say(self, text):
+        self.err.write(text if text.endswith("\n") else text + "\n")
+        self.err.flush()
+
+    def _abort(self, nodeid, longreprtext):
+        from mpi4py import MPI
+
+        self._say(f"[rank {self.rank}] FAILED {nodeid}\n{longreprtext}")
+        time.sleep(0.3)  # let mpiexec forward the message before it tears the job down
+        MPI.COMM_WORLD.Abort(1)
+        os._exit(1)  # MPICH 5's MPI_Abort can return once mpiexec is told; never run on
+
+    def _on_timeout(self, nodeid):
+        # Collect the stacks first and write them with the message in one go, so that
+        # ranks timing out together do not interleave their output line by line.
+        with tempfile.TemporaryFile("w+") as stacks:
+            faulthandler.dump_traceback(file=stacks, all_threads=True)
+            stacks.seek(0)
+            where = stacks.read()
+        self._say(f"[rank {self.rank}] TIMEOUT: {nodeid} did not finish in {self.timeout_s:g} s (deadlock?)\n{where}")
+        os._exit(3)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        # One timer spans setup, call and teardown of the test.
+        timer = None
+        if self.timeout_s > 0:
+            timer = threading.Timer(self.timeout_s, self._on_timeout, args=(item.nodeid,))
+            timer.daemon = True
+            timer.start()
+        try:
+            return (yield)
+        finally:
+            if timer is not None:
+                timer.cancel()
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        # Outermost wrapper: sees the final report, after xfail has been applied.
+        report = yield
+        if report.failed and self.size > 1:
+            self._abort(item.nodeid, report.longreprtext)
+        return report
+
+    def pytest_collectreport(self, report):
+        # A collection error on some ranks only would leave the others hanging later.
+        if report.failed and self.size > 1:
+            self._abort(report.nodeid, report.longreprtext)
+
+
+@pytest.hookimpl(trylast=True)  # after the terminal plugin has made its reporter
+def pytest_configure(config):
+    from mpi4py import MPI
+
+    world = MPI.COMM_WORLD
+    timeout_s = float(os.environ.get("SPMDARRAY_TEST_TIMEOUT", DEFAULT_TIMEOUT_S))
+    config.pluginmanager.register(_SPMDHarness(world.rank, world.size, timeout_s), "spmdarray-harness")
+    if world.size == 1:
+        return
+    if world.rank != 0:
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            config.pluginmanager.unregister(reporter)
+            devnull = open(os.devnull, "w")  # kept open for the whole run
+            config.pluginmanager.register(pytest.TerminalReporter(config, devnull), "terminalreporter")
+    _same_examples_on_every_rank()
+
+
+def _same_examples_on_every_rank():
+    """Make hypothesis draw identical examples on all ranks (a collective needs them)."""
+    try:
+        from hypothesis import settings
+    except ImportError:
+        return
+    settings.register_profile("spmdarray-mpi", derandomize=True, database=None, deadline=None)
+    settings.load_profile("spmdarray-mpi")
+
+
+@pytest.fixture
+def comm():
+    """``MPI.COMM_WORLD``: all ranks of this run (size 1 when run serially)."""
+    from mpi4py import MPI
+
+    return MPI.COMM_WORLD
+
+
+@pytest.fixture(scope="session")
+def nprocs():
+    """Number of ranks in this run."""
+    from mpi4py import MPI
+
+    return MPI.COMM_WORLD.size
