@@ -39,5 +39,8 @@ for k in 2 3 4; do
     [ "$rc" -eq 0 ] || fail "pytest under mpiexec -n $k (exit code $rc)"
 done
 
+banner "examples at 1, 2, 3, 4 and 8 ranks, checked against NumPy"
+bash tests/run_examples.sh || fail "examples"
+
 banner "summary"
-echo "run_all.sh: ALL PASSED: ruff, pytest serial, pytest at 2, 3 and 4 ranks (${SECONDS}s)"
+echo "run_all.sh: ALL PASSED: ruff, pytest serial, pytest at 2, 3 and 4 ranks, examples (${SECONDS}s)"
