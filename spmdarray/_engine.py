@@ -227,7 +227,8 @@ def _probe_key(func, args, outs, where_op, kwargs):
         elif isinstance(a, (bool, float, complex)):
             parts.append(type(a))
         elif isinstance(a, int):
-            parts.append((int, a < 0, a.bit_length()))  # what decides overflow errors
+            # what decides overflow errors: int8 holds -128 (~a == 127) but not -129
+            parts.append((int, a < 0, (~a if a < 0 else a).bit_length()))
         elif isinstance(a, np.generic):
             parts.append((type(a), a.dtype))
         else:

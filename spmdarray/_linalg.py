@@ -59,6 +59,21 @@ def matmul(a, b, out=None, **kwargs):
             f"(n?,k),(k,m?)->(n?,m?) (size {kb} is different from {ka})"
         )
     dtype = np.matmul(np.ones((1,) * a.ndim, a.dtype), np.ones((1,) * b.ndim, b.dtype)).dtype
+    if out is not None:  # NumPy's errors, before any work
+        cshape = a.shape[:-1] + b.shape[1:]
+        if out.shape != cshape:
+            if out.ndim == len(cshape):
+                i = next(i for i, (p, q) in enumerate(zip(out.shape, cshape)) if p != q)
+                raise ValueError(
+                    f"matmul: Output operand 0 has a mismatch in its core dimension {i}, with gufunc signature "
+                    f"(n?,k),(k,m?)->(n?,m?) (size {out.shape[i]} is different from {cshape[i]})"
+                )
+            raise ValueError(
+                f"matmul: Output operand 0 has a mismatch in its core dimension, shape {out.shape} vs {cshape}"
+            )
+        np.matmul(
+            np.ones((1,) * a.ndim, a.dtype), np.ones((1,) * b.ndim, b.dtype), out=np.empty((1,) * out.ndim, out.dtype)
+        )
     if a.ndim == 1 and b.ndim == 1:
         res = _engine.elementwise(np.multiply, [a, b]).sum(dtype=dtype)
         if out is not None:
@@ -73,10 +88,6 @@ def matmul(a, b, out=None, **kwargs):
     elif b.ndim == 1:
         c = reshape(c, (c.shape[0],))
     if out is not None:
-        if out.shape != c.shape:
-            raise ValueError(
-                f"matmul: Output operand 0 has a mismatch in its core dimension, shape {out.shape} vs {c.shape}"
-            )
         _engine.assign(out, c)
         return out
     return c
@@ -137,5 +148,14 @@ def dot(a, b, out=None):
         raise NotImplementedError("dot of arrays with more than 2 dimensions")
     if np.shape(a)[-1] != np.shape(b)[0]:
         sa, sb = np.shape(a), np.shape(b)
-        raise ValueError(f"shapes {sa} and {sb} not aligned: {sa[-1]} (dim {len(sa) - 1}) != {sb[0]} (dim 0)")
+        ta, tb = _engine._shape_txt(sa), _engine._shape_txt(sb)
+        raise ValueError(f"shapes {ta} and {tb} not aligned: {sa[-1]} (dim {len(sa) - 1}) != {sb[0]} (dim 0)")
+    if out is not None:  # NumPy's dot wants exactly the result's dtype and shape
+        da, db = (x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype for x in (a, b))
+        if out.dtype != np.dot(np.ones((1,) * np.ndim(a), da), np.ones((1,) * np.ndim(b), db)).dtype:
+            raise ValueError(
+                "output array is not acceptable (must have the right datatype, number of dimensions, and be a C-Array)"
+            )
+        if out.shape != np.shape(a)[:-1] + np.shape(b)[1:]:
+            raise ValueError("output array has wrong dimensions")
     return matmul(a, b, out=out)
