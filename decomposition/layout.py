@@ -217,16 +217,24 @@ class Layout:
         return out
 
     # ---------------------------------------------------------- transforms
+    def take_axes(self, order: tuple[int, ...]) -> Layout:
+        """Layout whose axis ``i`` is this layout's axis ``order[i]``.
+
+        ``order`` is a permutation (a transpose) or a subset (dropping axes
+        that no grid axis partitions, such as reduced ones).
+        """
+        new = {old: i for i, old in enumerate(order)}
+        return Layout(
+            tuple(self.shape[p] for p in order),
+            self.dims,
+            tuple(None if a is None else new[a] for a in self.gaxis),
+            self.gfixed,
+            tuple(self.intervals[p] for p in order),
+        )
+
     def transpose(self, perm: tuple[int, ...]) -> Layout:
         """Layout of the array with axes permuted as ``numpy.transpose``."""
-        inv = {old: new for new, old in enumerate(perm)}
-        return Layout(
-            tuple(self.shape[p] for p in perm),
-            self.dims,
-            tuple(None if a is None else inv[a] for a in self.gaxis),
-            self.gfixed,
-            tuple(self.intervals[p] for p in perm),
-        )
+        return self.take_axes(tuple(perm))
 
     def reduce(self, axes: tuple[int, ...], keepdims: bool) -> Layout:
         """Layout of a reduction over ``axes``: their grid axes, and fixed

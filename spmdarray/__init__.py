@@ -22,26 +22,8 @@ if _os.path.isfile(_os.path.join(_root, "decomposition", "layout.py")) and not _
 
 from . import random  # noqa: E402
 from ._array import ndarray  # noqa: E402
-from ._creation import (  # noqa: E402
-    arange,
-    array,
-    asanyarray,
-    asarray,
-    ascontiguousarray,
-    copy,
-    empty,
-    empty_like,
-    eye,
-    from_local,
-    full,
-    full_like,
-    identity,
-    linspace,
-    ones,
-    ones_like,
-    zeros,
-    zeros_like,
-)
+from ._creation import *  # noqa: E402,F401,F403
+from ._creation import __all__ as _creation_all  # noqa: E402
 from ._namespace import *  # noqa: E402,F401,F403
 from ._namespace import __all__ as _ns_all  # noqa: E402
 from ._namespace import __getattr__  # noqa: E402,F401
@@ -52,28 +34,11 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CommStats",
-    "arange",
-    "array",
-    "asanyarray",
-    "asarray",
-    "ascontiguousarray",
     "comm_stats",
     "config",
-    "copy",
-    "empty",
-    "empty_like",
-    "eye",
-    "from_local",
-    "full",
-    "full_like",
-    "identity",
-    "linspace",
     "ndarray",
-    "ones",
-    "ones_like",
     "random",
     "set_default_comm",
-    "zeros",
-    "zeros_like",
+    *_creation_all,
     *_ns_all,
 ]

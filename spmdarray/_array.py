@@ -361,17 +361,16 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
 
 
 def _perm(axes, ndim: int) -> tuple[int, ...]:
+    from ._reductions import normalize_axes
+
     if len(axes) != ndim:
         raise ValueError("axes don't match array")
-    out = []
-    for a in axes:
-        a = int(a)
-        if not -ndim <= a < ndim:
-            raise np.exceptions.AxisError(a, ndim)
-        out.append(a % ndim)
-    if len(set(out)) != ndim:
-        raise ValueError("repeated axis in transpose")
-    return tuple(out)
+    try:
+        return normalize_axes(tuple(axes), ndim)
+    except ValueError as e:
+        if isinstance(e, np.exceptions.AxisError):
+            raise
+        raise ValueError("repeated axis in transpose") from None
 
 
 def _red(name, x, axis, dtype, out, keepdims, **kw):

@@ -29,7 +29,6 @@ __all__ = [
     "from_local",
     "full",
     "full_like",
-    "generate",
     "identity",
     "linspace",
     "ones",

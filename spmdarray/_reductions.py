@@ -143,15 +143,7 @@ def _finish(ctx, rlay: Layout, local, dtype, axes, keepdims, out, ndim_in):
 
 
 def _drop_axes(rlay: Layout, axes) -> Layout:
-    keep = [a for a in range(len(rlay.shape)) if a not in axes]
-    pos = {a: i for i, a in enumerate(keep)}
-    return Layout(
-        tuple(rlay.shape[a] for a in keep),
-        rlay.dims,
-        tuple(None if g is None else pos[g] for g in rlay.gaxis),
-        rlay.gfixed,
-        tuple(rlay.intervals[a] for a in keep),
-    )
+    return rlay.take_axes(tuple(a for a in range(len(rlay.shape)) if a not in axes))
 
 
 def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, initial=np._NoValue, where=True):
