@@ -353,18 +353,21 @@ def elementwise(func, args, out=None, where=True, nout: int = 1, **kwargs):
         else:
             results.append(ndarray._new(Storage(ctx, layout, dt), None))
     block = layout.block(ctx.rank)
+    # Errors that depend on values (integer powers, or floating-point errors
+    # under ``errstate(...='raise')``) would strike only some ranks: agree.
+    agree = (func in _DATA_ERRORS and dtypes[0].kind in "iu") or "raise" in np.geterr().values()
     if layout.owned_size(ctx.rank):
         lout = tuple(r._st.view_of(r._map, block) for r in results)
         kw = dict(kwargs)
         if where_op is not None:
             kw["where"] = wloc
-        if func in _DATA_ERRORS and dtypes[0].kind in "iu":
+        if agree:
             _agree(ctx, _attempt(func, locs, lout, kw))
         elif isinstance(func, np.ufunc):
             func(*locs, out=lout, **kw)
         else:
             func(*locs, out=lout[0], **kw)
-    elif func in _DATA_ERRORS and dtypes[0].kind in "iu":
+    elif agree:
         _agree(ctx, None)
     for o in given:
         o._st.bump()

@@ -130,3 +130,13 @@ def test_overflowing_python_int_is_checked_for_every_value():
     with pytest.raises(OverflowError):
         numpy.add(u, 300, out=u)
     assert_eq(u, numpy.arange(5, dtype=numpy.uint8))
+
+
+def test_floating_point_errors_set_to_raise_are_raised_on_every_rank():
+    x = sp.array(numpy.arange(12.0))  # the zero lives on one rank only
+    with numpy.errstate(divide="raise"):
+        with pytest.raises(FloatingPointError) as info:
+            1.0 / x
+    _same_everywhere(info.value)
+    with numpy.errstate(divide="ignore"):
+        assert_eq(1.0 / x, 1.0 / numpy.arange(12.0))
