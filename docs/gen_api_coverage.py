@@ -133,7 +133,10 @@ def tables() -> list[str]:
         ("Creation stubs that raise NotImplementedError", code_list(sorted(_namespace._NOT_DISTRIBUTED))),
         ("NumPy callables passed through unchanged (they return NumPy objects)", code_list(plain_numpy_creators())),
         ("`spmdarray.ndarray` attributes and methods", code_list(ours)),
-        ("`numpy.ndarray` attributes and methods that `spmdarray.ndarray` lacks (AttributeError)", code_list(missing)),
+        (
+            "`numpy.ndarray` attributes and methods that `spmdarray.ndarray` lacks (NotImplementedError)",
+            code_list(missing),
+        ),
         ("`spmdarray.random`", code_list(sorted(spmdarray.random.__all__))),
     ]
     out = [f"Generated with NumPy {numpy.__version__}."]

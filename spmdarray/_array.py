@@ -159,6 +159,15 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
                 raise ValueError("setting an array element with a sequence.")
         _engine.assign(view, value)
 
+    def __getattr__(self, name: str):
+        # Only reached for names the class lacks.
+        if not name.startswith("_") and hasattr(np.ndarray, name):
+            raise _MissingMethod(
+                f"spmdarray.ndarray.{name} is not implemented yet; it was not computed by gathering the "
+                "array. Use the module function if one exists, or numpy.asarray(x) for small arrays"
+            )
+        raise AttributeError(f"'spmdarray.ndarray' object has no attribute {name!r}")
+
     def _scalar(self):
         return _engine.to_scalar(self)
 
@@ -358,6 +367,10 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         from ._dispatch import round_
 
         return round_(self, decimals, out)
+
+
+class _MissingMethod(NotImplementedError, AttributeError):
+    """A NumPy ``ndarray`` method spmdarray lacks (``hasattr`` still says False)."""
 
 
 def _perm(axes, ndim: int) -> tuple[int, ...]:

@@ -140,3 +140,14 @@ def test_floating_point_errors_set_to_raise_are_raised_on_every_rank():
     _same_everywhere(info.value)
     with numpy.errstate(divide="ignore"):
         assert_eq(1.0 / x, 1.0 / numpy.arange(12.0))
+
+
+def test_missing_ndarray_method_names_itself():
+    x = sp.ones(4)
+    assert not hasattr(x, "cumsum")
+    with pytest.raises(NotImplementedError, match="ndarray.cumsum"):
+        x.cumsum()
+    with pytest.raises(NotImplementedError, match="random.choice"):
+        sp.random.choice(4)
+    with pytest.raises(NotImplementedError, match="mgrid"):
+        sp.mgrid[0:3]
