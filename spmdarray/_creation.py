@@ -65,7 +65,7 @@ def _new(shape, dtype, comm, fill=None, layout: Layout | None = None):
     return ndarray._new(Storage(ctx, layout, np.dtype(dtype), fill=fill), None)
 
 
-_CHUNK = 1 << 20
+_CHUNK = 1 << 18
 
 
 def generate(shape, dtype, fill, comm=None):
@@ -90,7 +90,7 @@ def generate(shape, dtype, fill, comm=None):
         if not box:
             local[...] = fill(box)
             return x
-        # Fill in slabs of about 2**20 elements so that ``fill``'s temporaries
+        # Fill in slabs of about 2**18 elements so that ``fill``'s temporaries
         # stay small whatever the block size.
         (lo, hi), rest = box[0], box[1:]
         step = max(1, _CHUNK // max(1, box_size(rest)))

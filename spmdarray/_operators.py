@@ -86,7 +86,7 @@ def _maybe_reuse(ufunc, a, b):
     if a.ndim == 0 or any(f is not None for f in a._layout.gfixed):
         return None
     if _engine.is_distributed(b):
-        if b.shape != a.shape or b._st is a._st or b._layout != a._layout:
+        if b.shape != a.shape or b._st is a._st:
             return None
         dummy = np.ones(1, b.dtype)
     elif isinstance(b, (int, float, complex, bool)):
