@@ -172,7 +172,7 @@ class Layout:
 
     def owned_size(self, rank: int) -> int:
         """Number of elements ``rank`` holds (0 off a fixed coordinate, even for 0-d)."""
-        return box_size(_block(self, rank)) if self.holds(rank) else 0
+        return _owned_size(self, rank)
 
     def block(self, rank: int) -> Box:
         """The box ``rank`` holds; all-empty when it holds nothing."""
@@ -257,6 +257,11 @@ class Layout:
             shape = tuple(self.shape[a] for a in keep)
             intervals = tuple(self.intervals[a] for a in keep)
         return Layout(shape, self.dims, tuple(gaxis), tuple(gfixed), intervals)
+
+
+@lru_cache(maxsize=65536)
+def _owned_size(layout: Layout, rank: int) -> int:
+    return box_size(_block(layout, rank)) if layout.holds(rank) else 0
 
 
 @lru_cache(maxsize=65536)

@@ -233,11 +233,14 @@ def _probe_key(func, args, outs, where_op, kwargs):
             parts.append((type(a), a.dtype))
         else:
             return None
-    try:
+    if kwargs:
         parts.append(tuple(sorted(kwargs.items())))
-        return hash(tuple(parts)) and tuple(parts)
+    key = tuple(parts)
+    try:
+        hash(key)
     except TypeError:
         return None
+    return key
 
 
 def elementwise(func, args, out=None, where=True, nout: int = 1, **kwargs):
@@ -345,7 +348,7 @@ def elementwise(func, args, out=None, where=True, nout: int = 1, **kwargs):
     results = []
     for o, dt in zip(outs, dtypes):
         if o is not None:
-            if o._layout != layout:
+            if o._layout is not layout and o._layout != layout:
                 raise NotImplementedError(
                     "elementwise with several out= arrays of different layouts; use separate assignments"
                 )

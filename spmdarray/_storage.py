@@ -73,6 +73,11 @@ class Storage:
             self.alloc = np.zeros(shape, self.dtype)
         else:
             self.alloc = np.full(shape, fill, self.dtype)
+        if holds:
+            # The base array's own block, asked for by nearly every operation.
+            block = layout.block(ctx.rank)
+            own = self.alloc[tuple(slice(g, g + hi - lo) for g, (lo, hi) in zip(self.ghost, block))]
+            self._views[(ViewMap.identity(layout.shape), block)] = own
 
     def bump(self) -> None:
         """Record a collective write: invalidate every cached halo."""
