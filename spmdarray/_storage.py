@@ -76,7 +76,7 @@ class Storage:
         if holds:
             # The base array's own block, asked for by nearly every operation.
             block = layout.block(ctx.rank)
-            own = self.alloc[tuple(slice(g, g + hi - lo) for g, (lo, hi) in zip(self.ghost, block))]
+            own = self.alloc[(*(slice(g, g + hi - lo) for g, (lo, hi) in zip(self.ghost, block)), Ellipsis)]
             self._views[(ViewMap.identity(layout.shape), block)] = own
 
     def bump(self) -> None:
