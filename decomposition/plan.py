@@ -19,10 +19,11 @@ Boxes in plans are in the operand's *view* coordinates.  Plans are cached.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .layout import Box, Layout, box_contains, box_intersect, box_size
+from .layout import Box, Layout, box_contains, box_intersect, box_size, ravel
 from .view import ViewMap, strided_range, view_layout
 
 __all__ = ["FetchPlan", "fetch_plan", "need_box", "ghost_box", "plan_mode"]
@@ -42,15 +43,12 @@ class FetchPlan:
         ``(source, box, into_halo)`` messages this rank receives.
     sends : tuple of (int, Box, bool)
         ``(dest, box, into_halo)`` messages this rank sends.
-    any_temp : bool
-        Whether any rank of the communicator uses ``'temp'``.
     """
 
     mode: str
     need: Box | None
     recvs: tuple
     sends: tuple
-    any_temp: bool
 
     @property
     def halo_elements_sent(self) -> int:
@@ -131,7 +129,6 @@ def fetch_plan(base: Layout, ghost: tuple[int, ...], vmap: ViewMap, out: Layout,
         This rank.
     """
     vl = view_layout(base, vmap)
-    nprocs = base.nprocs
     mode, need = plan_mode(base, ghost, vmap, out, me)
     recvs = []
     if mode in ("halo", "temp"):
@@ -139,17 +136,41 @@ def fetch_plan(base: Layout, ghost: tuple[int, ...], vmap: ViewMap, out: Layout,
             if src != me:
                 recvs.append((src, sub, mode == "halo"))
     sends = []
-    any_temp = mode == "temp"
-    for r in range(nprocs):
-        if r == me:
-            continue
-        rmode, rneed = plan_mode(base, ghost, vmap, out, r)
-        if rmode == "temp":
-            any_temp = True
-        if rmode in ("halo", "temp") and vl.holds(me):
-            mine = box_intersect(rneed, vl.block(me))
-            if box_size(mine):
+    if vl.owned_size(me):
+        for r in _receivers(vl.block(me), vmap.shape, out):
+            if r == me:
+                continue
+            rmode, rneed = plan_mode(base, ghost, vmap, out, r)
+            if rmode in ("halo", "temp") and box_size(box_intersect(rneed, vl.block(me))):
                 for src, sub in vl.sources(r, rneed):
                     if src == me:
                         sends.append((r, sub, rmode == "halo"))
-    return FetchPlan(mode, need, tuple(recvs), tuple(sends), any_temp)
+    return FetchPlan(mode, need, tuple(recvs), tuple(sends))
+
+
+def _receivers(mine: Box, op_shape: tuple[int, ...], out: Layout) -> list[int]:
+    """Ranks whose block of ``out`` may need part of the operand box ``mine``.
+
+    A superset, found per grid axis (not by visiting every rank): along an
+    output axis aligned with an operand axis, only the coordinates whose
+    interval meets ``mine``; along broadcast or missing axes, all of them.
+    """
+    off = len(out.shape) - len(op_shape)
+    want = []
+    for a, n in enumerate(out.shape):
+        j = a - off
+        if j >= 0 and not (op_shape[j] == 1 and n != 1):
+            want.append(mine[j])
+        else:
+            want.append((0, n))
+    choices = []
+    for k, d in enumerate(out.dims):
+        a = out.gaxis[k]
+        if a is not None:
+            lo, hi = want[a]
+            choices.append([c for c, (clo, chi) in enumerate(out.intervals[a]) if clo < hi and lo < chi])
+        elif out.gfixed[k] is not None:
+            choices.append([out.gfixed[k]])
+        else:
+            choices.append(range(d))
+    return [ravel(cs, out.dims) for cs in itertools.product(*choices)]
