@@ -186,3 +186,32 @@ def test_temporary_elision_never_overwrites_aliased_data():
     assert_eq(c, numpy.full(6, 2.0), exact=True)
     d = (a + 1) * 0.5 - (a * 3)  # temporaries may be reused: values still NumPy's
     assert_eq(d, (numpy.ones(6) + 1) * 0.5 - numpy.ones(6) * 3, exact=True)
+
+
+def test_stencil_never_allocates_more_than_a_block(monkeypatch):
+    """No rank materialises a global-size array: every allocation made during
+    the iterations is at most this rank's block of the grid plus its ghost frame."""
+    from mpi4py import MPI
+
+    from spmdarray import _storage
+
+    rank, size = world()
+    n = 30
+    grid = sp.array(numpy.random.default_rng(5).random((n + 2, n + 2)))
+    center, north, east, west, south = _views(grid)
+    sizes = []
+    original = _storage.Storage.__init__
+
+    def recording(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        sizes.append(self.alloc.size)
+
+    monkeypatch.setattr(_storage.Storage, "__init__", recording)
+    for _ in range(3):
+        average = (center + north + east + west + south) * 0.2
+        center[:] = average
+    assert sizes, "the loop allocated no temporaries at all"
+    assert max(sizes) <= grid._st.alloc.size
+    biggest = MPI.COMM_WORLD.allreduce(grid._st.alloc.size, op=MPI.MAX)
+    if size > 1:
+        assert biggest < (n + 2) ** 2
