@@ -234,14 +234,14 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         return np.asarray(self).tolist()
 
     def __repr__(self) -> str:
-        from ._conversion import summary
+        from ._conversion import text
 
-        return repr(summary(self))
+        return text(self, repr)
 
     def __str__(self) -> str:
-        from ._conversion import summary
+        from ._conversion import text
 
-        return str(summary(self))
+        return text(self, str)
 
     def __format__(self, spec: str) -> str:
         if self.ndim == 0:

@@ -7,7 +7,7 @@ import numpy as np
 from .comm import allgather_blocks
 from .decomposition import box_size
 
-__all__ = ["gather", "summary"]
+__all__ = ["gather", "summary", "text"]
 
 
 def gather(x) -> np.ndarray:
@@ -44,10 +44,26 @@ def summary(x) -> np.ndarray:
     if x.size <= opts["threshold"]:
         return np.asarray(x)
     e = opts["edgeitems"]
-    out = np.zeros(x.shape, x.dtype)
     pieces = [[slice(0, n)] if n <= 2 * e else [slice(0, e), slice(n - e, n)] for n in x.shape]
+    try:
+        out = np.zeros(x.shape, x.dtype)
+        where = pieces
+    except MemoryError:
+        # Too large even to reserve: keep the edges plus one hidden middle
+        # element per long axis; ``text`` prints it with every axis summarised.
+        out = np.zeros(tuple(n if n <= 2 * e else 2 * e + 1 for n in x.shape), x.dtype)
+        where = [[slice(0, n)] if n <= 2 * e else [slice(0, e), slice(e + 1, 2 * e + 1)] for n in x.shape]
     import itertools
 
-    for key in itertools.product(*pieces):
-        out[key] = np.asarray(x[key])
+    for key, dst in zip(itertools.product(*pieces), itertools.product(*where)):
+        out[dst] = np.asarray(x[key])
     return out
+
+
+def text(x, fmt=repr) -> str:
+    """``repr``/``str`` of the global array, the same on every rank.  Collective."""
+    arr = summary(x)
+    if arr.shape == x.shape:
+        return fmt(arr)
+    with np.printoptions(threshold=0):
+        return fmt(arr).replace(f"shape={arr.shape}", f"shape={x.shape}")
