@@ -243,6 +243,67 @@ def _probe_key(func, args, outs, where_op, kwargs):
     return key
 
 
+_SLOW = object()
+
+
+def _fast(func, args, out):
+    """The common case (ufunc, same-shape arrays and Python scalars, at most
+    one ``out``, dtypes already checked once) without the general machinery.
+
+    Returns ``_SLOW``, before any communication, when the case is not common.
+    """
+    if type(func) is not np.ufunc:
+        return _SLOW
+    key = [func]
+    ctx = None
+    shape = ()
+    for a in args:
+        t = type(a)
+        if t is _ND:
+            st = a._st
+            if ctx is None:
+                ctx = st.ctx
+            elif st.ctx is not ctx:
+                return _SLOW
+            sh = a._map.shape
+            if sh != shape:
+                if shape:
+                    return _SLOW
+                shape = sh
+            key.append((st.dtype, len(sh)))
+        elif t is float or t is complex or t is bool:
+            key.append(t)
+        elif t is int:
+            key.append((int, a < 0, (~a if a < 0 else a).bit_length()))
+        else:
+            return _SLOW
+    if not shape:
+        return _SLOW
+    o = None
+    if out is not None:
+        if len(out) != 1 or type(out[0]) is not _ND:
+            return _SLOW
+        o = out[0]
+        if o._st.ctx is not ctx or o._map.shape != shape:
+            return _SLOW
+        key.append((o._st.dtype, len(shape)))
+    else:
+        key.append(None)
+    key.append(None)
+    dtypes = _PROBES.get(tuple(key))
+    if dtypes is None or (func in _DATA_ERRORS and dtypes[0].kind in "iu") or "raise" in np.geterr().values():
+        return _SLOW
+    layout = o._layout if o is not None else choose_layout(ctx, args, shape)
+    locs = fetch(ctx, args, layout)
+    res = o if o is not None else _ND._new(Storage(ctx, layout, dtypes[0]), None)
+    rank = ctx.rank
+    if layout.owned_size(rank):
+        func(*locs, out=(res._st.view_of(res._map, layout.block(rank)),))
+    if o is not None:
+        o._st.bump()
+    return res
+
+
 def elementwise(func, args, out=None, where=True, nout: int = 1, **kwargs):
     """Apply an elementwise NumPy callable over distributed operands.
 
@@ -270,6 +331,10 @@ def elementwise(func, args, out=None, where=True, nout: int = 1, **kwargs):
     ndarray or tuple of ndarray
         NumPy scalars when the result is 0-d and no ``out`` was given.
     """
+    if where is True and nout == 1 and not kwargs:
+        res = _fast(func, args, out)
+        if res is not _SLOW:
+            return res
     ndarray = _ND
     args = [_as_operand(a) for a in args]
     outs = tuple(out) if out is not None else (None,) * nout

@@ -44,11 +44,14 @@ def _geometry(layout: Layout, rank: int, ghost):
             ghost if (k := layout.grid_axis_of(b)) is not None and layout.dims[k] > 1 else 0 for b in range(nd)
         )
     if not layout.holds(rank):
-        return ghost, (0,) * nd, (0,) * nd, False
+        return ghost, (0,) * nd, (0,) * nd, None
     block = layout.block(rank)
     shape = tuple(hi - lo + 2 * g for (lo, hi), g in zip(block, ghost))
     origin = tuple(lo - g for (lo, _), g in zip(block, ghost))
-    return ghost, shape, origin, True
+    # Index of the owned block inside the allocation (None: the whole of it).
+    owned = None if not any(ghost) else (*(slice(g, g + hi - lo) for g, (lo, hi) in zip(ghost, block)), Ellipsis)
+    key = (ViewMap.identity(layout.shape), block)
+    return ghost, shape, origin, (owned, key)
 
 
 class Storage:
@@ -69,15 +72,14 @@ class Storage:
             self.alloc = alloc
         elif fill is None:
             self.alloc = np.empty(shape, self.dtype)
-        elif fill == 0 and holds:
+        elif fill == 0 and holds is not None:
             self.alloc = np.zeros(shape, self.dtype)
         else:
             self.alloc = np.full(shape, fill, self.dtype)
-        if holds:
+        if holds is not None:
             # The base array's own block, asked for by nearly every operation.
-            block = layout.block(ctx.rank)
-            own = self.alloc[(*(slice(g, g + hi - lo) for g, (lo, hi) in zip(self.ghost, block)), Ellipsis)]
-            self._views[(ViewMap.identity(layout.shape), block)] = own
+            owned, key = holds
+            self._views[key] = self.alloc if owned is None or alloc is not None else self.alloc[owned]
 
     def bump(self) -> None:
         """Record a collective write: invalidate every cached halo."""
