@@ -462,6 +462,10 @@ def assign(dst, value) -> None:
         raise ValueError(f"could not broadcast input array from shape {vs} into shape {ds}")
     probe = np.empty((1,) * dst.ndim, dst.dtype)
     probe[...] = _dummy(value)
+    if isinstance(value, np.ndarray) and value.dtype.kind in "OSU" and value.dtype != dst.dtype:
+        # Converting strings or objects can fail on some values only; the value
+        # is global (every rank passes it), so convert it all here, identically.
+        value = value.astype(dst.dtype)
     ctx = dst._st.ctx
     context_of(dst, value)
     layout = dst._layout

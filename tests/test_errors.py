@@ -151,3 +151,14 @@ def test_missing_ndarray_method_names_itself():
         sp.random.choice(4)
     with pytest.raises(NotImplementedError, match="mgrid"):
         sp.mgrid[0:3]
+
+
+def test_value_dependent_conversion_in_setitem_fails_on_every_rank():
+    x = sp.zeros(6)
+    bad = numpy.array(["1", "2", "3", "4", "5", "x"])  # only the last value fails
+    with pytest.raises(ValueError) as info:
+        x[:] = bad
+    _same_everywhere(info.value)
+    assert_eq(x, numpy.zeros(6), exact=True)
+    x[:] = bad[:5].tolist() + ["6"]
+    assert_eq(x, numpy.arange(1.0, 7.0), exact=True)
