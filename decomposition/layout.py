@@ -190,9 +190,21 @@ class Layout:
         """
         if box_size(box) == 0:
             return
-        me = unravel(rank, self.dims)
+        for src in self.ranks_meeting(box, unravel(rank, self.dims)):
+            sub = box_intersect(box, _block(self, src))
+            if box_size(sub):
+                yield src, sub
+
+    def ranks_meeting(self, box: Box, replica: tuple[int, ...] | None = None) -> list[int]:
+        """Ranks whose block may meet ``box``, found per grid axis.
+
+        Along a partitioned grid axis, the coordinates whose interval meets
+        the box; along a fixed one, its coordinate; along a replicated one,
+        ``replica``'s coordinate (one copy), or every coordinate when
+        ``replica`` is None.
+        """
         choices = []
-        for k in range(len(self.dims)):
+        for k, d in enumerate(self.dims):
             a = self.gaxis[k]
             if a is not None:
                 lo, hi = box[a]
@@ -200,12 +212,8 @@ class Layout:
             elif self.gfixed[k] is not None:
                 choices.append([self.gfixed[k]])
             else:
-                choices.append([me[k]])
-        for coords in itertools.product(*choices):
-            src = ravel(coords, self.dims)
-            sub = box_intersect(box, _block(self, src))
-            if box_size(sub):
-                yield src, sub
+                choices.append(range(d) if replica is None else [replica[k]])
+        return [ravel(cs, self.dims) for cs in itertools.product(*choices)]
 
     def owners(self) -> list[int]:
         """Ranks holding the primary copy (coordinate 0 along replicated axes)."""

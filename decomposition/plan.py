@@ -19,11 +19,10 @@ Boxes in plans are in the operand's *view* coordinates.  Plans are cached.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .layout import Box, Layout, box_contains, box_intersect, box_size, ravel
+from .layout import Box, Layout, box_contains, box_intersect, box_size
 from .view import ViewMap, strided_range, view_layout
 
 __all__ = ["FetchPlan", "fetch_plan", "need_box", "ghost_box", "plan_mode"]
@@ -163,14 +162,4 @@ def _receivers(mine: Box, op_shape: tuple[int, ...], out: Layout) -> list[int]:
             want.append(mine[j])
         else:
             want.append((0, n))
-    choices = []
-    for k, d in enumerate(out.dims):
-        a = out.gaxis[k]
-        if a is not None:
-            lo, hi = want[a]
-            choices.append([c for c, (clo, chi) in enumerate(out.intervals[a]) if clo < hi and lo < chi])
-        elif out.gfixed[k] is not None:
-            choices.append([out.gfixed[k]])
-        else:
-            choices.append(range(d))
-    return [ravel(cs, out.dims) for cs in itertools.product(*choices)]
+    return out.ranks_meeting(tuple(want))
