@@ -4,7 +4,7 @@
 initialise MPI.
 """
 
-from .collectives import allgather_blocks, allgather_object, barrier, bcast_array
+from .collectives import allgather_blocks, allgather_object, barrier, bcast_array, reduce_bcast
 from .context import MPI, Context, default_context, get_context, set_default_comm
 from .stats import COUNTERS, CommStats, comm_stats
 from .transport import Exchange, start_exchange
@@ -22,6 +22,7 @@ __all__ = [
     "comm_stats",
     "default_context",
     "get_context",
+    "reduce_bcast",
     "set_default_comm",
     "start_exchange",
 ]

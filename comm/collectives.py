@@ -13,7 +13,7 @@ import numpy as np
 from .context import MPI, Context
 from .stats import COUNTERS
 
-__all__ = ["allgather_blocks", "allgather_object", "bcast_array", "barrier"]
+__all__ = ["allgather_blocks", "allgather_object", "bcast_array", "barrier", "reduce_bcast"]
 
 
 def _count(nbytes: int) -> None:
@@ -80,3 +80,65 @@ def barrier(ctx: Context) -> None:
     """Synchronise every rank of the context.  Collective."""
     _count(0)
     ctx.comm.Barrier()
+
+
+_UFUNCS = {
+    "sum": np.add,
+    "prod": np.multiply,
+    "min": np.minimum,
+    "max": np.maximum,
+    "any": np.logical_or,
+    "all": np.logical_and,
+}
+_OPS: dict = {}
+_TYPES: dict = {}
+_DTYPE_OF: dict = {}
+
+
+def _mpi_type(dtype: np.dtype):
+    t = _TYPES.get(dtype)
+    if t is None:
+        t = MPI().BYTE.Create_contiguous(dtype.itemsize).Commit()
+        _TYPES[dtype] = t
+        _DTYPE_OF[t.py2f()] = dtype
+    return t
+
+
+def _mpi_op(name: str):
+    op = _OPS.get(name)
+    if op is None:
+        ufunc = _UFUNCS[name]
+
+        def combine(inbuf, inoutbuf, datatype) -> None:
+            dt = _DTYPE_OF[datatype.py2f()]
+            b = np.frombuffer(inoutbuf, dt)
+            ufunc(np.frombuffer(inbuf, dt), b, out=b)
+
+        # Non-commutative: MPI then combines in rank order, as the gather path does.
+        op = _OPS[name] = MPI().Op.Create(combine, commute=False)
+    return op
+
+
+def reduce_bcast(comm, block: np.ndarray, name: str) -> np.ndarray:
+    """Combine equal-shape blocks with reduction ``name`` and give the result to all.
+
+    Collective over ``comm``.  A rank-ordered ``Reduce`` to rank 0 followed by a
+    ``Bcast``, so every rank holds bit-for-bit the same result while no rank
+    ever holds more than two blocks (the gather path holds one per rank).
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Comm
+    block : numpy.ndarray
+        This rank's partial result (ranks with no data pass the identity).
+    name : str
+        One of sum, prod, min, max, any, all.
+    """
+    send = np.ascontiguousarray(block)
+    recv = np.empty_like(send)
+    _count(send.nbytes)
+    t = _mpi_type(send.dtype)
+    n = send.size
+    comm.Reduce([send, n, t], [recv, n, t], op=_mpi_op(name), root=0)
+    comm.Bcast([recv, n, t], root=0)
+    return recv

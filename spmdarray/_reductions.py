@@ -16,8 +16,8 @@ import warnings
 import numpy as np
 
 from . import _engine
-from ._storage import Storage
-from .comm import allgather_blocks
+from ._storage import Storage, config
+from .comm import allgather_blocks, reduce_bcast
 from .decomposition import Layout, ravel, unravel
 
 __all__ = ["reduce", "argreduce", "normalize_axes"]
@@ -103,6 +103,12 @@ def _partial_reduce(name, x, axes, dtype, initial=np._NoValue):
     mine = None
     if has_data(ctx.rank):
         mine = np.asarray(fn(x.local, axis=axes, keepdims=True, **kw), dtype=res_dtype)
+    nbytes = len(members) * int(np.prod(rshape, dtype=np.int64)) * res_dtype.itemsize
+    if len(members) > 1 and nbytes > config.reduce_gather_bytes and res_dtype.kind in "biufc":
+        # Large partials: a rank-ordered Reduce + Bcast holds two blocks, not one per rank.
+        if mine is None:
+            mine = _identity(name, rshape, res_dtype)
+        return rlay, reduce_bcast(ctx.sub(lay.dims, gaxes), mine, name).reshape(rshape), res_dtype
     if len(members) > 1:
         shapes = [rshape if has_data(m) else (0,) * len(rshape) for m in members]
         block = mine if mine is not None else np.empty((0,) * len(rshape), res_dtype)
@@ -118,6 +124,22 @@ def _partial_reduce(name, x, axes, dtype, initial=np._NoValue):
     else:
         local = np.asarray(fn(np.stack(parts), axis=0, **kw), dtype=res_dtype)
     return rlay, local, res_dtype
+
+
+def _identity(name: str, shape, dtype: np.dtype) -> np.ndarray:
+    """A block that leaves reduction ``name`` unchanged (for ranks with no data)."""
+    if name in ("min", "max"):
+        big = name == "min"
+        if dtype.kind in "fc":
+            value = np.inf if big else -np.inf
+        elif dtype.kind == "b":
+            value = big
+        else:
+            info = np.iinfo(dtype)
+            value = info.max if big else info.min
+    else:
+        value = {"sum": 0, "prod": 1, "any": False, "all": True}[name]
+    return np.full(shape, value, dtype)
 
 
 def _finish(ctx, rlay: Layout, local, dtype, axes, keepdims, out, ndim_in):

@@ -23,13 +23,20 @@ __all__ = ["Storage", "config"]
 
 
 class _Config:
-    """Library settings.  ``ghost_width``: ghost cells per side of each
-    partitioned axis for arrays created afterwards (default 1)."""
+    """Library settings.
 
-    __slots__ = ("ghost_width",)
+    ``ghost_width``: ghost cells per side of each partitioned axis for arrays
+    created afterwards (default 1).  ``reduce_gather_bytes``: above this many
+    bytes of partial results per reduction group, reductions combine with a
+    rank-ordered Reduce + Bcast instead of an all-gather (default 16 MiB).
+    Both must be set identically on every rank.
+    """
+
+    __slots__ = ("ghost_width", "reduce_gather_bytes")
 
     def __init__(self) -> None:
         self.ghost_width = 1
+        self.reduce_gather_bytes = 16 << 20
 
 
 config = _Config()

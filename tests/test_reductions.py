@@ -548,3 +548,26 @@ def test_any_all_of_numbers():
     n = numpy.array([[numpy.nan, 0.0], [1.0, 2.0]])
     _check(sp.array(n).all(axis=0), n.all(axis=0), exact=True)
     _check(sp.array(n).any(), n.any(), exact=True)
+
+
+@pytest.mark.parametrize("axis", [0, 1, None, (0, 1)])
+@pytest.mark.parametrize("name", ["sum", "prod", "min", "max", "any", "all", "mean", "std"])
+def test_large_partials_use_reduce_bcast_with_numpys_results(monkeypatch, name, axis):
+    """Above ``config.reduce_gather_bytes`` the combine is a rank-ordered
+    Reduce + Bcast; forcing it for every size must still give NumPy's answers,
+    identical on every rank, including a NaN and ranks without data."""
+    from mpi4py import MPI
+
+    monkeypatch.setattr(sp.config, "reduce_gather_bytes", 0)
+    a0 = ref((11, 7), seed=3)
+    a0[4, 2] = numpy.nan if name not in ("any", "all") else a0[4, 2]
+    if name in ("any", "all"):
+        a0 = a0 > (0.9 if name == "any" else -2.0)
+    if name == "prod":
+        a0 = a0 / 4 + 1
+    a = sp.array(a0)
+    got = getattr(a, name)(axis=axis)
+    assert_eq(got, getattr(a0, name)(axis=axis))
+    if axis is None or axis == (0, 1):
+        texts = MPI.COMM_WORLD.allgather(numpy.asarray(got).tobytes())
+        assert len(set(texts)) == 1
