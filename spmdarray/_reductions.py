@@ -224,14 +224,15 @@ def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, ini
     if rlay.owned_size(ctx.rank):
         mean.local[...] = mean_local
     d = _engine.elementwise(np.subtract, [x, mean])
-    if np.iscomplexobj(d.local):
+    is_complex = d.dtype.kind == "c"
+    if is_complex:
         sq = _engine.elementwise(np.multiply, [d, _engine.elementwise(np.conjugate, [d])])
         with warnings.catch_warnings():  # d * conj(d) is real: keep its real part, as NumPy does
             warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
             sq = sq.astype(np.dtype(res_dtype))
     else:
         sq = _engine.elementwise(np.multiply, [d, d])
-    rlay2, ss, _ = _partial_reduce("sum", sq, axes, acc if dtype is None or not np.iscomplexobj(d.local) else None)
+    rlay2, ss, _ = _partial_reduce("sum", sq, axes, acc if dtype is None or not is_complex else None)
     with np.errstate(invalid="ignore", divide="ignore"):
         local = np.true_divide(ss, max(count - ddof, 0))
         if name == "std":
