@@ -73,3 +73,24 @@ def test_views_combine_and_assign_like_numpy(case):
     assert_eq(s1, b1, exact=True)
     assert_eq(s2, b2, exact=True)
     assert_eq(sa.sum(), na.sum())
+
+
+@settings(max_examples=60, deadline=None, database=None, derandomize=True)
+@given(_case(), st.data())
+def test_reductions_of_views_broadcast_back_like_numpy(case, data):
+    shape, (ka, _, _), _, transpose = case
+    n = int(numpy.prod(shape))
+    base = numpy.cos(numpy.arange(n, dtype=float)).reshape(shape)
+    na = base[ka].T if transpose else base[ka]
+    sa = sp.array(base)[ka]
+    sa = sa.T if transpose else sa
+    axis = data.draw(st.integers(0, na.ndim - 1))
+    if na.size:
+        assert_eq(sa - sa.mean(axis=axis, keepdims=True), na - na.mean(axis=axis, keepdims=True))
+        if na.shape[axis]:
+            assert_eq(sa.argmax(axis=axis), na.argmax(axis=axis))
+            assert_eq(
+                sa.max(axis=axis)[..., None] * sa[(0,) * (na.ndim - 1)],
+                na.max(axis=axis)[..., None] * na[(0,) * (na.ndim - 1)],
+            )
+    assert_eq(sa.sum(axis=axis), na.sum(axis=axis))
