@@ -14,7 +14,7 @@ import numpy as np
 
 from ._storage import Storage
 from .comm import bcast_array, start_exchange
-from .decomposition import Layout, box_intersect, box_size, fetch_plan, view_layout
+from .decomposition import Layout, ViewMap, box_intersect, box_size, fetch_plan, view_layout
 
 __all__ = ["elementwise", "fetch", "assign", "is_distributed", "context_of"]
 
@@ -165,15 +165,42 @@ def choose_layout(ctx, args, shape) -> Layout:
     The first distributed operand of that shape wins (so ``center + north``
     is computed where ``center`` lives and needs only halos), preferring one
     without idle ranks; otherwise a fresh balanced layout.
+
+    When the first operand has siblings, views of the same base with the same
+    steps but other offsets (``north + south``), the operation is computed on
+    the view half-way between them (here ``center``, rounding toward the first
+    operand), so each sibling moves only its own halo and a later assignment to
+    the middle view moves nothing.
     """
     best = None
-    for a in args:
-        if is_distributed(a) and a.shape == shape:
+    for i, a in enumerate(args):
+        if isinstance(a, _ND) and a._map.shape == shape:
             lay = a._layout
             if all(f is None for f in lay.gfixed):
-                return lay
+                return _between(a, args[i + 1 :], lay)
             best = best or lay
     return best or Layout.balanced(shape, ctx.size)
+
+
+def _between(first, rest, lay: Layout) -> Layout:
+    """Layout of the view midway between ``first`` and its same-base siblings."""
+    vm = first._map
+    lo = hi = None
+    for b in rest:
+        if isinstance(b, _ND) and b._st is first._st and b._map.axes == vm.axes and b._map.shape == vm.shape:
+            if lo is None:
+                lo, hi = list(vm.start), list(vm.start)
+            for k, s in enumerate(b._map.start):
+                lo[k], hi[k] = min(lo[k], s), max(hi[k], s)
+    if lo is None:
+        return lay
+    # Midpoint per base axis, rounded toward the first operand's offset.
+    mid = tuple(
+        s + (l + h - 2 * s) // 2 if l + h >= 2 * s else s - (2 * s - l - h) // 2 for s, l, h in zip(vm.start, lo, hi)
+    )
+    if mid == vm.start:
+        return lay
+    return view_layout(first._st.layout, ViewMap(vm.base_shape, mid, vm.axes, vm.shape))
 
 
 def _shape_txt(s) -> str:

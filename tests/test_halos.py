@@ -215,3 +215,27 @@ def test_stencil_never_allocates_more_than_a_block(monkeypatch):
     biggest = MPI.COMM_WORLD.allreduce(grid._st.alloc.size, op=MPI.MAX)
     if size > 1:
         assert biggest < (n + 2) ** 2
+
+
+@pytest.mark.parametrize("n", [7, 20])
+def test_classic_jacobi_without_center_sends_exactly_the_edge_cells(n):
+    """``center[:] = 0.25 * (north + south + east + west)``: ``north + south``
+    is computed on the view between them (the centre), so each shifted view
+    sends only its halo and the assignment moves nothing."""
+    rank, size = world()
+    g0 = numpy.random.default_rng(2).random((n + 2, n + 2))
+    grid = sp.array(g0)
+    center, north, east, west, south = _views(grid)
+
+    def step():
+        center[:] = 0.25 * (north + south + east + west)
+
+    step()
+    with sp.comm_stats() as s:
+        step()
+    assert s.bytes_sent == _expected_halo_bytes(_owner_map(grid), 8)[rank]
+    ref = g0.copy()
+    c, no, e, w, so = _views(ref)
+    for _ in range(2):
+        c[:] = 0.25 * (no + so + e + w)
+    assert_eq(grid, ref, exact=True)
