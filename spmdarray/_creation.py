@@ -38,13 +38,14 @@ __all__ = [
 ]
 
 
-def _shape(shape) -> tuple[int, ...]:
+def _shape(shape, what: str = "shape") -> tuple[int, ...]:
+    """A shape (or random ``size``) as a tuple of ints, with NumPy's errors."""
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
     try:
         out = tuple(operator.index(n) for n in shape)
     except TypeError:
-        raise TypeError(f"expected a sequence of integers or a single integer, got {shape!r}") from None
+        raise TypeError(f"{what} must be an integer or a tuple of integers, got {shape!r}") from None
     for n in out:
         if n < 0:
             raise ValueError("negative dimensions are not allowed")

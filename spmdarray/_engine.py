@@ -14,7 +14,7 @@ import numpy as np
 
 from ._storage import Storage
 from .comm import bcast_array, start_exchange
-from .decomposition import Layout, ViewMap, box_intersect, box_size, fetch_plan, view_layout
+from .decomposition import Layout, ViewMap, fetch_plan, view_layout
 
 __all__ = ["elementwise", "fetch", "assign", "is_distributed", "context_of"]
 
@@ -48,16 +48,15 @@ def _rel(sub, need):
 class _Fetch:
     """Pending fetch of one operand onto an output layout."""
 
-    __slots__ = ("x", "plan", "key", "buf", "out_layout")
+    __slots__ = ("x", "plan", "key", "buf")
 
     def __init__(self, x, out_layout: Layout, sends: list, recvs: list) -> None:
         st, vm = x._st, x._map
         ctx = st.ctx
         self.x = x
-        self.out_layout = out_layout
         self.plan = plan = fetch_plan(st.layout, st.ghost, vm, out_layout, ctx.rank)
         self.key = key = (vm, out_layout)
-        cached = key in st.halo_valid
+        cached = st.halo_valid.get(key) == st.version
         for dst, box, halo in plan.sends:
             if not (halo and cached):
                 sends.append((dst, st.view_of(vm, box)))
@@ -122,7 +121,8 @@ def fetch(ctx, items: list, out_layout: Layout) -> list:
             # Ghost cells filled by this plan stay valid until the base is
             # written.  Only messages into ghost frames are ever skipped, and
             # every rank makes the same decision because writes are collective.
-            f.x._st.halo_valid.add(f.key)
+            st = f.x._st
+            st.halo_valid[f.key] = st.version
         for i in pending:
             it = items[i]
             out[i] = fetches[(id(it._st), it._map)].result()
@@ -243,23 +243,82 @@ def _agree(ctx, err) -> None:
             raise e[0](e[1])
 
 
+_UNKEYED = object()
+
+
+def _arg_key(a):
+    """What decides dtypes and casting errors for one operand (``_UNKEYED``: unknown)."""
+    t = type(a)
+    if t is _ND or isinstance(a, (_ND, np.ndarray)):
+        return (a.dtype, a.ndim)
+    if a is None or t is float or t is complex or t is bool:
+        return None if a is None else t
+    if isinstance(a, int) and not isinstance(a, bool):
+        # what decides overflow errors: int8 holds -128 (~a == 127) but not -129
+        return (int, a < 0, (~a if a < 0 else a).bit_length())
+    if isinstance(a, np.generic):
+        return (type(a), a.dtype)
+    return _UNKEYED
+
+
+def cached_dtypes(func, args, outs=(None,), where_op=None):
+    """Result dtypes of ``func`` already checked for these operand kinds, else None."""
+    parts = [func]
+    for a in (*args, *outs, where_op):
+        k = _arg_key(a)
+        if k is _UNKEYED:
+            return None
+        parts.append(k)
+    return _PROBES.get(tuple(parts))
+
+
+def _checked_dtypes(func, args, outs, where_op, kwargs, nout):
+    """Result dtypes, by running ``func`` on one-element dummies (cached).
+
+    Raises NumPy's own exception for bad dtypes, casting or Python-int
+    overflow; it reads no element of any block, so every rank agrees.
+    """
+    pkey = _probe_key(func, args, outs, where_op, kwargs)
+    dtypes = _PROBES.get(pkey) if pkey is not None else None
+    if dtypes is not None:
+        return dtypes
+    dargs = [_dummy(a) for a in args]
+    dkw = dict(kwargs)
+    given = [o for o in outs if o is not None]
+    if given:
+        nd = given[0].ndim
+        dkw["out"] = tuple(np.empty((1,) * nd, o.dtype) if o is not None else None for o in outs)
+        if nout == 1 and not isinstance(func, np.ufunc):
+            dkw["out"] = dkw["out"][0]
+    if where_op is not None:
+        dkw["where"] = np.ones((1,) * len(_shape_of(where_op)), bool) if _shape_of(where_op) else True
+    with np.errstate(all="ignore"):
+        probe = func(*dargs, **dkw)
+    probes = probe if nout > 1 else (probe,)
+    dtypes = [np.asarray(p).dtype for p in probes]
+    if pkey is not None:
+        if len(_PROBES) > 4096:
+            _PROBES.clear()
+        _PROBES[pkey] = dtypes
+    return dtypes
+
+
+def result_dtypes(func, args):
+    """Checked result dtypes of ``func(*args)``, or None if NumPy rejects them."""
+    try:
+        return _checked_dtypes(func, args, (None,), None, {}, 1)
+    except Exception:  # noqa: BLE001 - elementwise raises it properly later
+        return None
+
+
 def _probe_key(func, args, outs, where_op, kwargs):
     """Hashable description of everything that decides dtypes and casting errors."""
     parts = [func]
     for a in (*args, *outs, where_op):
-        if a is None:
-            parts.append(None)
-        elif is_distributed(a) or isinstance(a, np.ndarray):
-            parts.append((a.dtype, a.ndim))
-        elif isinstance(a, (bool, float, complex)):
-            parts.append(type(a))
-        elif isinstance(a, int):
-            # what decides overflow errors: int8 holds -128 (~a == 127) but not -129
-            parts.append((int, a < 0, (~a if a < 0 else a).bit_length()))
-        elif isinstance(a, np.generic):
-            parts.append((type(a), a.dtype))
-        else:
+        k = _arg_key(a)
+        if k is _UNKEYED:
             return None
+        parts.append(k)
     if kwargs:
         parts.append(tuple(sorted(kwargs.items())))
     key = tuple(parts)
@@ -281,28 +340,21 @@ def _fast(func, args, out):
     """
     if type(func) is not np.ufunc:
         return _SLOW
-    key = [func]
     ctx = None
     shape = ()
     for a in args:
         t = type(a)
         if t is _ND:
-            st = a._st
             if ctx is None:
-                ctx = st.ctx
-            elif st.ctx is not ctx:
+                ctx = a._st.ctx
+            elif a._st.ctx is not ctx:
                 return _SLOW
             sh = a._map.shape
             if sh != shape:
                 if shape:
                     return _SLOW
                 shape = sh
-            key.append((st.dtype, len(sh)))
-        elif t is float or t is complex or t is bool:
-            key.append(t)
-        elif t is int:
-            key.append((int, a < 0, (~a if a < 0 else a).bit_length()))
-        else:
+        elif not (t is float or t is complex or t is bool or t is int):
             return _SLOW
     if not shape:
         return _SLOW
@@ -313,11 +365,7 @@ def _fast(func, args, out):
         o = out[0]
         if o._st.ctx is not ctx or o._map.shape != shape:
             return _SLOW
-        key.append((o._st.dtype, len(shape)))
-    else:
-        key.append(None)
-    key.append(None)
-    dtypes = _PROBES.get(tuple(key))
+    dtypes = cached_dtypes(func, args, (o,))
     if dtypes is None or (func in _DATA_ERRORS and dtypes[0].kind in "iu") or "raise" in np.geterr().values():
         return _SLOW
     layout = o._layout if o is not None else choose_layout(ctx, args, shape)
@@ -413,25 +461,7 @@ def elementwise(func, args, out=None, where=True, nout: int = 1, **kwargs):
     nd = len(shape)
     if where_op is not None and is_distributed(where_op) and where_op.dtype != bool:
         raise TypeError(f"where= must be a boolean array, got dtype {where_op.dtype}")
-    pkey = _probe_key(func, args, outs, where_op, kwargs)
-    dtypes = _PROBES.get(pkey) if pkey is not None else None
-    if dtypes is None:
-        dargs = [_dummy(a) for a in args]
-        dkw = dict(kwargs)
-        if given:
-            dkw["out"] = tuple(np.empty((1,) * nd, o.dtype) if o is not None else None for o in outs)
-            if nout == 1 and not isinstance(func, np.ufunc):
-                dkw["out"] = dkw["out"][0]
-        if where_op is not None:
-            dkw["where"] = np.ones((1,) * len(_shape_of(where_op)), bool) if _shape_of(where_op) else True
-        with np.errstate(all="ignore"):
-            probe = func(*dargs, **dkw)
-        probes = probe if nout > 1 else (probe,)
-        dtypes = [np.asarray(p).dtype for p in probes]
-        if pkey is not None:
-            if len(_PROBES) > 4096:
-                _PROBES.clear()
-            _PROBES[pkey] = dtypes
+    dtypes = _checked_dtypes(func, args, outs, where_op, kwargs, nout)
     # 3. where to compute, and the local operands
     layout = outs[0]._layout if outs[0] is not None else choose_layout(ctx, args, shape)
     locs = fetch(ctx, [*args, where_op], layout)
@@ -513,11 +543,9 @@ def to_scalar(x):
     lay = x._layout
     ctx = x._st.ctx
     box = tuple((0, 1) for _ in x.shape)
-    if lay.holds(ctx.rank) and box_size(box_intersect(lay.block(ctx.rank), box)) == 1 and _replicated(lay):
+    if _replicated(lay):  # every rank holds the element
         return x._st.view_of(x._map, box).reshape(()).copy()[()]
     root = next(r for r, _ in lay.sources(0, box))
-    if ctx.size == 1:
-        return x._st.view_of(x._map, box).reshape(()).copy()[()]
     data = x._st.view_of(x._map, box) if ctx.rank == root else None
     return bcast_array(ctx, data, root, (), x.dtype)[()]
 

@@ -54,9 +54,12 @@ def _apply(ufunc, a, b, path: str):
         return None
     out = None
     limit = _TEMP_COUNT.get(path)
-    if limit is not None and sys.getrefcount(a) <= limit and _reusable(a):
-        out = _maybe_reuse(ufunc, a, b)
-    return _engine.elementwise(ufunc, (a, b) if path[0] != "r" else (b, a), out=out)
+    # Count references before anything here (such as an argument tuple) adds one.
+    temp = limit is not None and sys.getrefcount(a) <= limit and _reusable(a)
+    args = (a, b) if path == "l" else (b, a)
+    if temp:
+        out = _maybe_reuse(ufunc, a, b, args)
+    return _engine.elementwise(ufunc, args, out=out)
 
 
 def _reusable(a) -> bool:
@@ -69,16 +72,21 @@ def _reusable(a) -> bool:
     st = a._st
     if st.alloc.base is not None:
         return False
+    alloc = st.alloc
     cached = 0
     for v in st._views.values():
-        if v.base is st.alloc:
+        if v is alloc:  # the owned block of an allocation without ghost frame
+            cached += 1
+        elif v.base is alloc:
             if sys.getrefcount(v) > 3:  # the cache, ``v`` and the argument
                 return False
             cached += 1
-    return sys.getrefcount(st.alloc) <= 2 + cached  # ``st.alloc``, the argument, the cached views
+    v = None  # the loop variable must not count as a holder of ``alloc``
+    # holders: ``st.alloc``, the local ``alloc``, the argument, the cached views
+    return sys.getrefcount(alloc) <= 3 + cached
 
 
-def _maybe_reuse(ufunc, a, b):
+def _maybe_reuse(ufunc, a, b, args):
     """``(a,)`` when ``ufunc(a, b)`` can be written into ``a``, else None."""
     # Reuse only where ``a``'s layout is the one the engine would choose anyway:
     # the decision rests on per-rank reference counts (a ``.local`` kept on some
@@ -88,21 +96,14 @@ def _maybe_reuse(ufunc, a, b):
     if _engine.is_distributed(b):
         if b.shape != a.shape or b._st is a._st:
             return None
-        dummy = np.ones(1, b.dtype)
-    elif isinstance(b, (int, float, complex, bool)):
-        dummy = b
-    elif isinstance(b, (np.ndarray, np.generic)) and np.ndim(b) <= a.ndim:
-        if np.ndim(b) and np.broadcast_shapes(np.shape(b), a.shape) != a.shape:
+    elif isinstance(b, (np.ndarray, np.generic)):
+        if np.ndim(b) > a.ndim or (np.ndim(b) and np.broadcast_shapes(np.shape(b), a.shape) != a.shape):
             return None
-        dummy = np.ones(1, b.dtype)
-    else:
+    elif not isinstance(b, (int, float, complex, bool)):
         return None
-    try:
-        with np.errstate(all="ignore"):
-            dt = ufunc(np.ones(1, a.dtype), dummy).dtype
-    except (TypeError, ValueError, OverflowError):
-        return None
-    return (a,) if dt == a.dtype else None
+    # The engine's dtype check for these operands (cached, so done once).
+    dtypes = _engine.result_dtypes(ufunc, args)
+    return (a,) if dtypes is not None and dtypes[0] == a.dtype else None
 
 
 def _binary(name: str, ufunc):

@@ -5,9 +5,9 @@ the owned block plus ``ghost[b]`` cells on each side of every partitioned
 axis; halo exchanges write neighbour-owned values into that frame so that a
 shifted view is a plain NumPy view of the allocation.
 
-``version`` counts collective writes.  ``halo_valid`` holds the plan keys
-whose ghost cells are current for this version; a write clears it, so halos
-are re-sent only after the data changed.  Both change only inside collective
+``version`` counts collective writes.  ``halo_valid`` maps each plan key to
+the version at which its ghost cells were filled; they are current only while
+that equals ``version``, so halos are re-sent only after the data changed.  Both change only inside collective
 operations, so they agree on every rank.
 """
 
@@ -71,7 +71,7 @@ class Storage:
         self.layout = layout
         self.dtype = np.dtype(dtype)
         self.version = 0
-        self.halo_valid: set = set()
+        self.halo_valid: dict = {}
         self._views: dict = {}
         g = config.ghost_width if ghost is None else tuple(ghost)
         self.ghost, shape, self.origin, holds = _geometry(layout, ctx.rank, g)
@@ -89,9 +89,8 @@ class Storage:
             self._views[key] = self.alloc if owned is None or alloc is not None else self.alloc[owned]
 
     def bump(self) -> None:
-        """Record a collective write: invalidate every cached halo."""
+        """Record a collective write: every cached halo becomes stale."""
         self.version += 1
-        self.halo_valid.clear()
 
     def view_of(self, vmap: ViewMap, box: Box) -> np.ndarray:
         """NumPy view of the allocation holding view-box ``box``.

@@ -56,6 +56,8 @@ from typing import Any
 
 import numpy as np
 
+from ._creation import _shape
+
 __all__ = [
     "Generator",
     "default_rng",
@@ -231,18 +233,6 @@ def _integers_kernel(seed: int, draw: int, flat: np.ndarray, low: int, span: int
 # ---------------------------------------------------------------------------
 
 
-def _size(size: int | tuple[int, ...]) -> tuple[int, ...]:
-    if isinstance(size, (int, np.integer)):
-        size = (size,)
-    try:
-        shape = tuple(operator.index(n) for n in size)
-    except TypeError:
-        raise TypeError(f"size must be None, an integer or a tuple of integers, got {size!r}") from None
-    if any(n < 0 for n in shape):
-        raise ValueError(f"negative dimensions are not allowed (size={shape})")
-    return shape
-
-
 def _check_scalar(func: str, name: str, value: Any) -> None:
     nd = value.ndim if hasattr(value, "ndim") else np.ndim(value)
     if nd != 0:
@@ -360,7 +350,7 @@ class Generator:
 
     def _sample(self, size: Size, dtype: np.dtype, kernel: Kernel, comm: Any):
         """Run ``kernel(draw, flat)`` for one draw, as a scalar or an array."""
-        shape = None if size is None else _size(size)
+        shape = None if size is None else _shape(size, "size")
         draw = self._draw
         self._draw += 1
         if shape is None:

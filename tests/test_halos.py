@@ -239,3 +239,26 @@ def test_classic_jacobi_without_center_sends_exactly_the_edge_cells(n):
     for _ in range(2):
         c[:] = 0.25 * (no + so + e + w)
     assert_eq(grid, ref, exact=True)
+
+
+def test_a_chain_of_operations_allocates_one_temporary(monkeypatch):
+    """``(a + b + a + b) * 0.2`` reuses its temporaries as NumPy does: one
+    allocation for the whole chain, at every rank count and ghost width."""
+    from spmdarray import _operators, _storage
+
+    if not _operators._TEMP_COUNT:
+        pytest.skip("reference counts could not be calibrated on this interpreter")
+    a = sp.array(numpy.arange(30.0).reshape(5, 6))
+    b = sp.ones((5, 6))
+    made = []
+    original = _storage.Storage.__init__
+
+    def recording(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        made.append(self.alloc.shape)  # not ``self``: a reference would block reuse
+
+    monkeypatch.setattr(_storage.Storage, "__init__", recording)
+    c = (a + b + a + b) * 0.2
+    assert len(made) == 1
+    ref = numpy.arange(30.0).reshape(5, 6)
+    assert_eq(c, (ref + 1 + ref + 1) * 0.2, exact=True)
