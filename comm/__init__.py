@@ -4,8 +4,8 @@
 initialise MPI.
 """
 
-from .collectives import allgather_blocks, allgather_object, barrier, bcast_array, reduce_bcast
-from .context import MPI, Context, default_context, get_context, set_default_comm
+from .collectives import allgather_blocks, allgather_object, barrier, bcast_array, first_failure, reduce_bcast
+from .context import MPI, Context, default_context, get_context, local_rank, set_default_comm
 from .stats import COUNTERS, CommStats, comm_stats
 from .transport import Exchange, start_exchange
 
@@ -21,7 +21,9 @@ __all__ = [
     "bcast_array",
     "comm_stats",
     "default_context",
+    "first_failure",
     "get_context",
+    "local_rank",
     "reduce_bcast",
     "set_default_comm",
     "start_exchange",

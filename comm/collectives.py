@@ -13,7 +13,7 @@ import numpy as np
 from .context import MPI, Context
 from .stats import COUNTERS
 
-__all__ = ["allgather_blocks", "allgather_object", "bcast_array", "barrier", "reduce_bcast"]
+__all__ = ["allgather_blocks", "allgather_object", "bcast_array", "barrier", "first_failure", "reduce_bcast"]
 
 
 def _count(nbytes: int) -> None:
@@ -74,6 +74,18 @@ def bcast_array(ctx: Context, arr: np.ndarray | None, root: int, shape: tuple[in
     if ctx.size > 1 and buf.size:
         ctx.comm.Bcast([buf.reshape(-1).view(np.uint8), MPI().BYTE], root=root)
     return buf
+
+
+def first_failure(ctx: Context, failed: bool) -> int:
+    """The lowest rank that reports ``failed``, or -1 if none did.  Collective.
+
+    One all-reduce of a single integer, so every rank takes the same branch.
+    """
+    _count(4)
+    send = np.array([ctx.rank if failed else ctx.size], np.int32)
+    recv = np.empty(1, np.int32)
+    ctx.comm.Allreduce(send, recv, op=MPI().MIN)
+    return -1 if int(recv[0]) == ctx.size else int(recv[0])
 
 
 def barrier(ctx: Context) -> None:

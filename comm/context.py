@@ -13,7 +13,7 @@ from typing import Any
 
 from ..decomposition import unravel
 
-__all__ = ["Context", "get_context", "set_default_comm", "default_context", "MPI"]
+__all__ = ["Context", "get_context", "set_default_comm", "default_context", "local_rank", "MPI"]
 
 
 def MPI():  # noqa: N802 - mirrors ``mpi4py.MPI``
@@ -34,10 +34,15 @@ class Context:
         Any intra-communicator, including one made by ``Split``.
     """
 
-    __slots__ = ("comm", "rank", "size", "user_comm", "_subs", "__weakref__")
+    __slots__ = ("comm", "rank", "size", "user_comm", "backend", "_subs", "_local", "__weakref__")
 
-    def __init__(self, comm: Any) -> None:
+    def __init__(self, comm: Any, backend: Any = None) -> None:
         self.user_comm = comm
+        # Where arrays on this context keep their blocks (an object from
+        # ``spmdarray._backend``; None: NumPy on the host).  The transport
+        # asks it to stage device buffers; this package never imports CuPy.
+        self.backend = backend
+        self._local: tuple[int, int] | None = None
         self.comm = comm.Clone()
         self.rank = self.comm.Get_rank()
         self.size = self.comm.Get_size()
@@ -70,7 +75,23 @@ class Context:
 
 
 _default: Context | None = None
-_by_handle: dict[int, Context] = {}
+_by_handle: dict[tuple[int, str], Context] = {}
+
+
+def local_rank(ctx: Context) -> tuple[int, int]:
+    """(rank, size) among the ranks of ``ctx`` on this node.
+
+    Collective over ``ctx`` on first call (``Split_type(COMM_TYPE_SHARED)``);
+    cached afterwards.
+    """
+    if ctx._local is None:
+        if ctx.size == 1:
+            ctx._local = (0, 1)
+        else:
+            node = ctx.comm.Split_type(MPI().COMM_TYPE_SHARED, key=ctx.rank)
+            ctx._local = (node.Get_rank(), node.Get_size())
+            node.Free()
+    return ctx._local
 
 
 def set_default_comm(comm: Any) -> Context:
@@ -91,20 +112,31 @@ def default_context() -> Context:
     return _default
 
 
-def get_context(comm: Any = None) -> Context:
+def get_context(comm: Any = None, backend: Any = None) -> Context:
     """Context for ``comm`` (a ``Context``, an ``mpi4py`` communicator or None).
 
-    Collective over ``comm`` the first time that communicator is seen.
+    Collective over ``comm`` the first time that communicator is seen with
+    that backend.  ``backend`` (an object with a ``name``) gives arrays of
+    another backend their own cloned communicator; None means the host.
     """
     if comm is None:
-        return default_context()
+        ctx = default_context()
+        if backend is None or getattr(ctx.backend, "name", "numpy") == backend.name:
+            if backend is not None and ctx.backend is None:
+                ctx.backend = backend
+            return ctx
+        comm = ctx.user_comm
     if isinstance(comm, Context):
-        return comm
+        if backend is None or getattr(comm.backend, "name", "numpy") == backend.name:
+            return comm
+        comm = comm.user_comm
     if not hasattr(comm, "Clone"):
         raise TypeError(f"comm must be an mpi4py communicator or None, got {type(comm).__name__}")
-    key = comm.py2f()
+    key = (comm.py2f(), getattr(backend, "name", "numpy"))
     ctx = _by_handle.get(key)
     if ctx is None or ctx.user_comm != comm:
-        ctx = Context(comm)
+        ctx = Context(comm, backend)
         _by_handle[key] = ctx
+    elif backend is not None and ctx.backend is None:
+        ctx.backend = backend
     return ctx

@@ -4,6 +4,10 @@ Plans (from ``spmdarray.decomposition``) decide *what* moves; this module
 posts every ``Irecv`` first, then every ``Isend``, and waits on all of them
 together.  Messages between one pair of ranks are matched in posting order
 (MPI's non-overtaking rule), so one tag serves every exchange.
+
+Device blocks (a context whose ``backend.is_device``) are handed to the
+backend: it gives either the device buffer itself (GPU-aware MPI, after a
+stream synchronisation) or a reused pinned host buffer to stage through.
 """
 
 from __future__ import annotations
@@ -29,12 +33,15 @@ class Exchange:
     contiguous) land in a staging buffer that :meth:`wait` copies out.
     """
 
-    __slots__ = ("requests", "copies", "keep")
+    __slots__ = ("requests", "copies", "keep", "finish", "pinned", "backend")
 
-    def __init__(self) -> None:
+    def __init__(self, backend=None) -> None:
         self.requests: list = []
         self.copies: list = []
-        self.keep: list = []
+        self.keep: list = []  # send buffers that must outlive the wait
+        self.finish: list = []  # unpacking of staged receives
+        self.pinned: list = []  # staged send buffers, back to the pool after the wait
+        self.backend = backend
 
     def wait(self) -> None:
         """Complete every request and unpack staged receives.  Not collective."""
@@ -43,8 +50,14 @@ class Exchange:
             self.requests = []
         for dst, buf in self.copies:
             dst[...] = buf
+        for fn in self.finish:
+            fn()
+        for buf in self.pinned:
+            self.backend.release(buf)
         self.copies = []
         self.keep = []
+        self.finish = []
+        self.pinned = []
 
 
 def start_exchange(ctx: Context, sends: list, recvs: list) -> Exchange:
@@ -61,6 +74,9 @@ def start_exchange(ctx: Context, sends: list, recvs: list) -> Exchange:
     recvs : list of (int, numpy.ndarray)
         Source rank and a writable destination of the expected shape.
     """
+    be = ctx.backend
+    if be is not None and be.is_device:
+        return _start_device(ctx, be, sends, recvs)
     ex = Exchange()
     comm = ctx.comm
     for src, dst in recvs:
@@ -82,4 +98,51 @@ def start_exchange(ctx: Context, sends: list, recvs: list) -> Exchange:
         ex.requests.append(comm.Isend([_bytes(buf), MPI().BYTE], dest=dest, tag=_TAG))
         COUNTERS["messages_sent"] += 1
         COUNTERS["bytes_sent"] += buf.nbytes
+    return ex
+
+
+def _start_device(ctx: Context, be, sends: list, recvs: list) -> Exchange:
+    """:func:`start_exchange` for device blocks (staged or GPU-aware)."""
+    ex = Exchange(be)
+    comm = ctx.comm
+    byte = MPI().BYTE
+    # Receive and send buffers first: staging copies device data to pinned
+    # host memory (synchronously); GPU-aware sends may need a contiguous copy.
+    rbufs = []
+    for src, dst in recvs:
+        if dst.size == 0:
+            continue
+        if isinstance(dst, np.ndarray):  # a host array among device blocks
+            buf = dst if dst.flags.c_contiguous else np.empty(dst.shape, dst.dtype)
+            if buf is not dst:
+                ex.copies.append((dst, buf))
+            buf = _bytes(buf)
+        else:
+            buf, finish = be.recv_buffer(dst)
+            if finish is not None:
+                ex.finish.append(finish)
+        rbufs.append((src, buf, dst.nbytes))
+    sbufs = []
+    for dest, data in sends:
+        if data.size == 0:
+            continue
+        if isinstance(data, np.ndarray):
+            buf, pinned = _bytes(np.ascontiguousarray(data)), None
+        else:
+            buf, pinned = be.send_buffer(data)
+        ex.keep.append(buf if pinned is None else None)
+        if pinned is not None:
+            ex.pinned.append(pinned)
+        sbufs.append((dest, buf, data.nbytes))
+    if rbufs or sbufs:
+        # Kernels that wrote the send data or still read the receive regions are done.
+        be.synchronize()
+    for src, buf, n in rbufs:
+        ex.requests.append(comm.Irecv([buf, byte], source=src, tag=_TAG))
+        COUNTERS["messages_received"] += 1
+        COUNTERS["bytes_received"] += n
+    for dest, buf, n in sbufs:
+        ex.requests.append(comm.Isend([buf, byte], dest=dest, tag=_TAG))
+        COUNTERS["messages_sent"] += 1
+        COUNTERS["bytes_sent"] += n
     return ex

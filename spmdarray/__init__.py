@@ -22,6 +22,7 @@ if _os.path.isfile(_os.path.join(_root, "decomposition", "layout.py")) and not _
 
 from . import random  # noqa: E402
 from ._array import ndarray  # noqa: E402
+from ._backend import backend_info  # noqa: E402
 from ._creation import *  # noqa: E402,F401,F403
 from ._creation import __all__ as _creation_all  # noqa: E402
 from ._namespace import *  # noqa: E402,F401,F403
@@ -34,6 +35,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CommStats",
+    "backend_info",
     "comm_stats",
     "config",
     "ndarray",

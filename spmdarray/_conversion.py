@@ -17,11 +17,12 @@ def gather(x) -> np.ndarray:
     """
     ctx = x._st.ctx
     lay = x._layout
+    be = x._st.be
     if ctx.size == 1:
-        return np.array(x.local, copy=True)
+        return np.array(be.to_host(x.local), copy=True)
     owners = set(lay.owners())
     shapes = [tuple(hi - lo for lo, hi in lay.block(r)) if r in owners else (0,) for r in range(ctx.size)]
-    mine = x.local if ctx.rank in owners else np.empty((0,), x.dtype)
+    mine = be.to_host(x.local) if ctx.rank in owners else np.empty((0,), x.dtype)
     parts = allgather_blocks(ctx.comm, mine, shapes)
     out = np.empty(x.shape, x.dtype)
     for r, part in enumerate(parts):

@@ -12,8 +12,9 @@ import operator
 import numpy as np
 
 from . import _engine
+from ._backend import context
 from ._storage import Storage
-from .comm import allgather_object, get_context
+from .comm import allgather_object
 from .decomposition import Layout, box_size
 
 __all__ = [
@@ -57,20 +58,17 @@ def _order(order) -> None:
         raise NotImplementedError(f"order={order!r}: spmdarray stores blocks in C order only")
 
 
-def _new(shape, dtype, comm, fill=None, layout: Layout | None = None):
+def _new(shape, dtype, comm, fill=None, layout: Layout | None = None, backend=None):
     from ._array import ndarray
 
-    ctx = get_context(comm)
+    ctx = context(comm, backend)
     shape = _shape(shape)
     layout = layout or Layout.balanced(shape, ctx.size)
     return ndarray._new(Storage(ctx, layout, np.dtype(dtype), fill=fill), None)
 
 
-_CHUNK = 1 << 18
-
-
-def generate(shape, dtype, fill, comm=None):
-    """Array whose block is ``fill(box)`` on each rank.  Collective.
+def generate(shape, dtype, fill, comm=None, backend=None):
+    """Array whose block is ``fill(box, xp)`` on each rank.  Collective.
 
     Parameters
     ----------
@@ -79,47 +77,52 @@ def generate(shape, dtype, fill, comm=None):
     dtype : dtype
         Element type.
     fill : callable
-        ``fill(box) -> numpy.ndarray`` with ``box`` a tuple of global
-        ``(lo, hi)`` ranges; it must return an array of the box's shape.
+        ``fill(box, xp) -> array`` with ``box`` a tuple of global
+        ``(lo, hi)`` ranges and ``xp`` the array module of the block (NumPy
+        or CuPy); it must return an array of the box's shape, made with
+        ``xp`` (or a NumPy array, which is copied to the device).
     comm : mpi4py communicator, optional
+    backend : str, optional
+        ``"numpy"``, ``"cupy"`` or ``"auto"`` (default: ``SPMDARRAY_BACKEND``).
     """
-    x = _new(shape, dtype, comm)
+    x = _new(shape, dtype, comm, backend=backend)
     lay = x._layout
+    be = x._st.be
     if lay.owned_size(x._st.ctx.rank):
         box = lay.block(x._st.ctx.rank)
         local = x.local
         if not box:
-            local[...] = fill(box)
+            local[...] = be.asarray(fill(box, be.xp))
             return x
-        # Fill in slabs of about 2**18 elements so that ``fill``'s temporaries
-        # stay small whatever the block size.
+        # Fill in slabs (2**18 elements on the host, 2**24 on a GPU) so that
+        # ``fill``'s temporaries stay small whatever the block size.
         (lo, hi), rest = box[0], box[1:]
-        step = max(1, _CHUNK // max(1, box_size(rest)))
+        step = max(1, be._chunk // max(1, box_size(rest)))
         for s in range(lo, hi, step):
             e = min(hi, s + step)
-            local[s - lo : e - lo] = fill(((s, e), *rest))
+            local[s - lo : e - lo] = be.asarray(fill(((s, e), *rest), be.xp))
     return x
 
 
-def empty(shape, dtype=float, order="C", *, comm=None, like=None):
+def empty(shape, dtype=float, order="C", *, comm=None, like=None, backend=None):
     """Uninitialised array.  Collective (no communication)."""
     _order(order)
-    return _new(shape, dtype, comm)
+    return _new(shape, dtype, comm, backend=backend)
 
 
-def zeros(shape, dtype=float, order="C", *, comm=None, like=None):
+def zeros(shape, dtype=float, order="C", *, comm=None, like=None, backend=None):
     """Array of zeros.  Collective (no communication)."""
     _order(order)
-    return _new(shape, dtype, comm, fill=0)
+    return _new(shape, dtype, comm, fill=0, backend=backend)
 
 
-def ones(shape, dtype=None, order="C", *, comm=None, like=None):
+def ones(shape, dtype=None, order="C", *, comm=None, like=None, backend=None):
     """Array of ones.  Collective (no communication)."""
     _order(order)
-    return _new(shape, dtype or float, comm, fill=1)
+    return _new(shape, dtype or float, comm, fill=1, backend=backend)
 
 
-def full(shape, fill_value, dtype=None, order="C", *, comm=None, like=None):
+def full(shape, fill_value, dtype=None, order="C", *, comm=None, like=None, backend=None):
     """Array filled with ``fill_value``.  Collective (no communication)."""
     _order(order)
     if _engine.is_distributed(fill_value):
@@ -127,11 +130,11 @@ def full(shape, fill_value, dtype=None, order="C", *, comm=None, like=None):
     if dtype is None:
         dtype = np.array(fill_value).dtype
     if np.ndim(fill_value):
-        x = _new(shape, dtype, comm)
+        x = _new(shape, dtype, comm, backend=backend)
         _engine.assign(x, fill_value)
         return x
     np.full((1,), fill_value, dtype)  # NumPy's conversion errors
-    return _new(shape, dtype, comm, fill=fill_value)
+    return _new(shape, dtype, comm, fill=fill_value, backend=backend)
 
 
 def _like(a, dtype, shape, comm):
@@ -174,7 +177,7 @@ def _dtype(a):
     return a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype
 
 
-def array(obj, dtype=None, *, copy=True, order="K", subok=True, ndmin=0, like=None, comm=None):
+def array(obj, dtype=None, *, copy=True, order="K", subok=True, ndmin=0, like=None, comm=None, backend=None):
     """Distributed array from a global value that every rank passes.
 
     Collective.  With a NumPy array or nested list, each rank keeps only its
@@ -182,22 +185,38 @@ def array(obj, dtype=None, *, copy=True, order="K", subok=True, ndmin=0, like=No
     with ``copy=False``, returns it unchanged when the dtype matches).
     """
     if _engine.is_distributed(obj):
-        if comm is not None and get_context(comm) is not obj._st.ctx:
+        if backend is not None and context(obj._st.ctx.user_comm, backend).backend is not obj._st.be:
+            return _to_backend(obj, backend, dtype)
+        if comm is not None and context(comm, obj._st.be.name).comm is not obj._st.ctx.comm:
             raise NotImplementedError("array(x, comm=other): moving an array to another communicator")
         if dtype is None or np.dtype(dtype) == obj.dtype:
             return obj.copy() if copy else obj
         return obj.astype(dtype)
+    if hasattr(obj, "__cuda_array_interface__") and not isinstance(obj, np.ndarray):
+        # A device array that every rank passes: its host copy is the global value.
+        obj = obj.get() if hasattr(obj, "get") else obj
     arr = np.array(obj, dtype=dtype, copy=None if copy is False else True, ndmin=ndmin)
-    x = _new(arr.shape, arr.dtype, comm)
+    x = _new(arr.shape, arr.dtype, comm, backend=backend)
     box = x._layout.block(x._st.ctx.rank)
     if box_size(box):
-        x.local[...] = arr[tuple(slice(lo, hi) for lo, hi in box)]
+        x.local[...] = x._st.be.asarray(arr[tuple(slice(lo, hi) for lo, hi in box)])
     return x
 
 
-def asarray(a, dtype=None, order=None, *, copy=None, like=None, comm=None):
+def _to_backend(x, backend: str, dtype):
+    """Copy of ``x`` with the same layout on another backend.  Collective, no communication."""
+    from ._array import ndarray
+
+    ctx = context(x._st.ctx.user_comm, backend)
+    out = ndarray._new(Storage(ctx, x._layout, np.dtype(dtype or x.dtype)), None)
+    if x._layout.owned_size(ctx.rank):
+        out.local[...] = out._st.be.asarray(x._st.be.to_host(x.local))
+    return out
+
+
+def asarray(a, dtype=None, order=None, *, copy=None, like=None, comm=None, backend=None):
     """Like :func:`array` but returns ``a`` itself when no copy is needed.  Collective."""
-    return array(a, dtype=dtype, copy=bool(copy), comm=comm)
+    return array(a, dtype=dtype, copy=bool(copy), comm=comm, backend=backend)
 
 
 asanyarray = asarray
@@ -209,7 +228,7 @@ def copy(a, order="K", subok=False):
     return array(a, copy=True)
 
 
-def arange(start, stop=None, step=None, dtype=None, *, comm=None, like=None):
+def arange(start, stop=None, step=None, dtype=None, *, comm=None, like=None, backend=None):
     """Evenly spaced values, with NumPy's length and dtype rules.  Collective."""
     if stop is None:
         start, stop = 0, start
@@ -232,9 +251,9 @@ def arange(start, stop=None, step=None, dtype=None, *, comm=None, like=None):
         head[i] = v
     if np.issubdtype(dt, np.integer) and all(isinstance(v, (int, np.integer)) for v in (start, stop, step)):
 
-        def fill(box):
+        def fill(box, xp):
             lo, hi = box[0]
-            return (np.arange(lo, hi, dtype=np.int64) * int(step) + int(start)).astype(dt)
+            return (xp.arange(lo, hi, dtype=np.int64) * int(step) + int(start)).astype(dt)
 
     else:
         # NumPy's fill: element 0 is ``start`` and element 1 is ``start + step``, each
@@ -246,18 +265,20 @@ def arange(start, stop=None, step=None, dtype=None, *, comm=None, like=None):
         first, second = head.astype(ct)
         delta = second - first if n > 2 else None
 
-        def fill(box):
+        def fill(box, xp):
             lo, hi = box[0]
-            vals = first + np.arange(lo, hi).astype(ct) * delta if n > 2 else np.empty(hi - lo, ct)
+            vals = first + xp.arange(lo, hi).astype(ct) * delta if n > 2 else xp.empty(hi - lo, ct)
             for i, v in ((0, first), (1, second)):
                 if lo <= i < hi:
                     vals[i - lo] = v
             return vals.astype(dt)
 
-    return generate((n,), dt, fill, comm)
+    return generate((n,), dt, fill, comm, backend)
 
 
-def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, comm=None, device=None):
+def linspace(
+    start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, comm=None, device=None, backend=None
+):
     """``num`` evenly spaced samples, computed as NumPy does.  Collective."""
     if np.ndim(start) or np.ndim(stop):
         raise NotImplementedError("linspace with array start/stop: use scalars")
@@ -270,9 +291,9 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     step = delta / div if div > 0 else np.nan
     any_step_zero = step == 0 if div > 0 else False
 
-    def fill(box):
+    def fill(box, xp):
         lo, hi = box[0]
-        y = np.arange(lo, hi, dtype=dt)
+        y = xp.arange(lo, hi, dtype=dt)
         if div > 0:
             if any_step_zero:
                 y = y / div * delta
@@ -287,36 +308,39 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
             np.floor(y, out=y)
         return y.astype(dtype or dt, copy=False)
 
-    x = generate((num,), np.dtype(dtype or dt), fill, comm)
+    x = generate((num,), np.dtype(dtype or dt), fill, comm, backend)
     return (x, step) if retstep else x
 
 
-def eye(N, M=None, k=0, dtype=float, order="C", *, comm=None, like=None):
+def eye(N, M=None, k=0, dtype=float, order="C", *, comm=None, like=None, backend=None):
     """2-D array with ones on diagonal ``k``.  Collective (no communication)."""
     M = N if M is None else M
 
-    def fill(box):
+    def fill(box, xp):
         (r0, r1), (c0, c1) = box
-        rows = np.arange(r0, r1)[:, None]
-        cols = np.arange(c0, c1)[None, :]
+        rows = xp.arange(r0, r1)[:, None]
+        cols = xp.arange(c0, c1)[None, :]
         return (cols - rows == k).astype(dtype)
 
-    return generate((N, M), dtype, fill, comm)
+    return generate((N, M), dtype, fill, comm, backend)
 
 
-def identity(n, dtype=None, *, comm=None, like=None):
+def identity(n, dtype=None, *, comm=None, like=None, backend=None):
     """Square identity matrix.  Collective (no communication)."""
-    return eye(n, dtype=dtype or float, comm=comm)
+    return eye(n, dtype=dtype or float, comm=comm, backend=backend)
 
 
 def from_local(block, comm=None, *, grid=None):
-    """Wrap each rank's existing NumPy block as one global array.
+    """Wrap each rank's existing NumPy or CuPy block as one global array.
 
-    Collective.  The blocks are not copied: the result aliases them.
+    Collective.  The blocks are not copied: the result aliases them.  CuPy
+    blocks make an array on the ``cupy`` backend, NumPy blocks one on the
+    ``numpy`` backend, whatever ``SPMDARRAY_BACKEND`` says; every rank must
+    pass the same kind.
 
     Parameters
     ----------
-    block : numpy.ndarray
+    block : numpy.ndarray or cupy.ndarray
         This rank's block.  All ranks pass blocks of the same ``ndim`` and
         dtype.
     comm : mpi4py communicator, optional
@@ -332,12 +356,25 @@ def from_local(block, comm=None, *, grid=None):
     """
     from ._array import ndarray
 
-    ctx = get_context(comm)
-    block = np.asarray(block)
-    infos = allgather_object(ctx, (block.shape, block.dtype.str))
-    shapes = [s for s, _ in infos]
-    if len({len(s) for s in shapes}) != 1 or len({d for _, d in infos}) != 1:
-        raise ValueError(f"from_local: every rank must pass blocks of one ndim and dtype; got {infos}")
+    device = not isinstance(block, (np.ndarray, np.generic, list, tuple, int, float, complex)) and hasattr(
+        block, "__array_namespace__"
+    )
+    if not device:
+        block = np.asarray(block)
+    ctx = context(comm, "numpy")
+    kind = "cupy" if device else "numpy"
+    infos = allgather_object(ctx, (tuple(block.shape), np.dtype(block.dtype).str, kind))
+    if len({k for _, _, k in infos}) != 1:
+        raise TypeError(
+            f"from_local: every rank must pass the same kind of block (NumPy or CuPy); got {[k for *_, k in infos]}"
+        )
+    shapes = [s for s, _, _ in infos]
+    if len({len(s) for s in shapes}) != 1 or len({d for _, d, _ in infos}) != 1:
+        raise ValueError(f"from_local: every rank must pass blocks of one ndim and dtype; got {[i[:2] for i in infos]}")
+    if device:
+        ctx = context(ctx.user_comm, "cupy")
+        if not ctx.backend.is_block(block):
+            raise TypeError(f"from_local: a {type(block).__name__} block is neither NumPy nor this process's CuPy")
     nd = len(shapes[0])
     if nd == 0:
         raise ValueError("from_local needs blocks with at least one dimension")

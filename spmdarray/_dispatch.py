@@ -98,15 +98,16 @@ def accumulate(ufunc, x, axis=0, dtype=None, out=None):
     ctx = x._st.ctx
     lay = x._layout
     b = lay.block(ctx.rank)
-    loc = ufunc.accumulate(x.local, axis=ax, dtype=dt) if box_size(b) else np.empty(res.local.shape, dt)
+    be = x._st.be
+    loc = ufunc.accumulate(x.local, axis=ax, dtype=dt) if box_size(b) else be.empty(res.local.shape, dt)
     k = lay.grid_axis_of(ax)
     if k is not None and lay.dims[k] > 1:
         members = _group(lay, (k,), ctx.rank)
         tail_shape = lambda r: tuple(1 if a == ax else hi - lo for a, (lo, hi) in enumerate(lay.block(r)))  # noqa: E731
         has = lambda r: lay.owned_size(r) > 0  # noqa: E731
         shapes = [tail_shape(m) if has(m) else (0,) * x.ndim for m in members]
-        mine = np.take(loc, [-1], axis=ax) if has(ctx.rank) else np.empty((0,) * x.ndim, dt)
-        tails = allgather_blocks(ctx.sub(lay.dims, (k,)), np.ascontiguousarray(mine), shapes)
+        mine = be.to_host(np.take(loc, [-1], axis=ax)) if has(ctx.rank) else np.empty((0,) * x.ndim, dt)
+        tails = [be.asarray(t) for t in allgather_blocks(ctx.sub(lay.dims, (k,)), np.ascontiguousarray(mine), shapes)]
         if has(ctx.rank):
             before = sorted(
                 (lay.block(m)[ax][0], i) for i, m in enumerate(members) if has(m) and lay.block(m)[ax][0] < b[ax][0]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._backend import backend_of
 from ._storage import Storage
 from .comm import bcast_array, start_exchange
 from .decomposition import Layout, ViewMap, fetch_plan, view_layout
@@ -34,6 +35,12 @@ def context_of(*args):
             if ctx is None:
                 ctx = a._st.ctx
             elif a._st.ctx is not ctx:
+                b1, b2 = backend_of(ctx).name, a._st.be.name
+                if b1 != b2 and ctx.user_comm is a._st.ctx.user_comm:
+                    raise ValueError(
+                        f"spmdarray arrays on different backends ({b1} and {b2}) cannot be combined; "
+                        f"convert one with spmdarray.asarray(x, backend={b1!r}) (collective, no communication)"
+                    )
                 raise ValueError(
                     "spmdarray arrays on different communicators cannot be combined; "
                     "create them with the same comm= (or numpy.asarray one of them, if it is small)"
@@ -66,7 +73,7 @@ class _Fetch:
                 recvs.append((src, st.view_of(vm, box)))
         elif plan.mode == "temp":
             need = plan.need
-            self.buf = buf = np.empty(tuple(hi - lo for lo, hi in need), st.dtype)
+            self.buf = buf = st.be.empty(tuple(hi - lo for lo, hi in need), st.dtype)
             vl = view_layout(st.layout, vm)
             for src, sub in vl.sources(ctx.rank, need):
                 if src == ctx.rank:
@@ -93,6 +100,7 @@ def fetch(ctx, items: list, out_layout: Layout) -> list:
     out: list = [None] * len(items)
     pending = []
     rank = ctx.rank if ctx is not None else 0
+    be = backend_of(ctx) if ctx is not None else None
     for i, it in enumerate(items):
         if isinstance(it, _ND):
             st, vm = it._st, it._map
@@ -104,6 +112,10 @@ def fetch(ctx, items: list, out_layout: Layout) -> list:
                 pending.append(i)
         elif isinstance(it, np.ndarray) and it.ndim:
             out[i] = _slice_replicated(it, out_layout.shape, out_layout.block(rank))
+            if be is not None and be.is_device:
+                out[i] = be.asarray(out[i])
+        elif be is not None and be.is_device and isinstance(it, np.ndarray):
+            out[i] = it[()]  # 0-d: a NumPy scalar, which device kernels take
         else:
             out[i] = it
     if pending:
@@ -221,8 +233,13 @@ _PROBES: dict = {}
 _DATA_ERRORS = {np.power}
 
 
-def _attempt(func, locs, lout, kw):
+def _attempt(func, locs, lout, kw, device: bool = False):
     try:
+        if device and func is np.power and len(locs) == 2:
+            # Device kernels do not check: NumPy's error for negative integer exponents.
+            e = locs[1]
+            if (bool((e < 0).any()) if hasattr(e, "shape") else e < 0) and lout[0].dtype.kind in "iu":
+                raise ValueError("Integers to negative integer powers are not allowed.")
         func(*locs, out=lout, **kw)
     except Exception as e:  # noqa: BLE001 - re-raised on every rank by _agree
         return e
@@ -484,11 +501,14 @@ def elementwise(func, args, out=None, where=True, nout: int = 1, **kwargs):
     if layout.owned_size(ctx.rank):
         lout = tuple(r._st.view_of(r._map, block) for r in results)
         kw = dict(kwargs)
+        is_ufunc = isinstance(func, np.ufunc)
         if where_op is not None:
             kw["where"] = wloc
+            if results[0]._st.be.is_device:
+                func, kw = _masked(func, nout, kw), {}
         if agree:
-            _agree(ctx, _attempt(func, locs, lout, kw))
-        elif isinstance(func, np.ufunc):
+            _agree(ctx, _attempt(func, locs, lout, kw, results[0]._st.be.is_device))
+        elif is_ufunc:
             func(*locs, out=lout, **kw)
         else:
             func(*locs, out=lout[0], **kw)
@@ -500,6 +520,25 @@ def elementwise(func, args, out=None, where=True, nout: int = 1, **kwargs):
         vals = tuple(r._scalar() for r in results)
         return vals if nout > 1 else vals[0]
     return tuple(results) if nout > 1 else results[0]
+
+
+def _masked(func, nout: int, kw: dict):
+    """``func(*args, out=..., where=w, **kw)`` for device kernels, which take no ``where=``:
+    compute into temporaries, then copy where ``w`` is true."""
+    where = kw.pop("where")
+    casting = kw.get("casting", "same_kind")
+
+    def run(*args, out):
+        outs = out if isinstance(out, tuple) else (out,)
+        res = func(*args, **kw)
+        res = res if nout > 1 else (res,)
+        w = where
+        if not hasattr(w, "shape"):
+            w = bool(w)
+        for o, r in zip(outs, res):
+            np.copyto(o, r, casting=casting, where=w)
+
+    return run
 
 
 def assign(dst, value) -> None:
@@ -530,7 +569,8 @@ def assign(dst, value) -> None:
     block = layout.block(ctx.rank)
     if layout.owned_size(ctx.rank):
         d = dst._st.view_of(dst._map, block)
-        if isinstance(loc, np.ndarray) and np.may_share_memory(loc, d):
+        be = dst._st.be
+        if (isinstance(loc, np.ndarray) or be.is_block(loc)) and be.xp.may_share_memory(loc, d):
             # As if the value were copied first, on any rank count: NumPy skips this
             # copy for 1-D destinations, where crossing strides then give order-dependent values.
             loc = loc.copy()
@@ -543,10 +583,11 @@ def to_scalar(x):
     lay = x._layout
     ctx = x._st.ctx
     box = tuple((0, 1) for _ in x.shape)
+    be = x._st.be
     if _replicated(lay):  # every rank holds the element
-        return x._st.view_of(x._map, box).reshape(()).copy()[()]
+        return be.to_host(x._st.view_of(x._map, box)).reshape(()).copy()[()]
     root = next(r for r, _ in lay.sources(0, box))
-    data = x._st.view_of(x._map, box) if ctx.rank == root else None
+    data = be.to_host(x._st.view_of(x._map, box)) if ctx.rank == root else None
     return bcast_array(ctx, data, root, (), x.dtype)[()]
 
 

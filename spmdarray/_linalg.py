@@ -109,6 +109,7 @@ def _summa(ctx, a, b, dtype):
     (r0, r1), (c0, c1) = clay.block(ctx.rank)
     cloc = C.local
     aloc, bloc = A.local, B.local
+    be = C._st.be
     (_, _), (ak0, _) = alay.block(ctx.rank)
     (bk0, _), (_, _) = blay.block(ctx.rank)
     cuts = sorted({lo for lo, _ in block_bounds(k, pr)} | {lo for lo, _ in block_bounds(k, pc)} | {k})
@@ -123,8 +124,14 @@ def _summa(ctx, a, b, dtype):
         rb = find_coord(blay.intervals[0], p0)
         apan = aloc[:, p0 - ak0 : p1 - ak0] if me[1] == ca else None
         bpan = bloc[p0 - bk0 : p1 - bk0, :] if me[0] == rb else None
-        apan = bcast_array(row_ctx, apan, ca, (r1 - r0, p1 - p0), dtype) if pc > 1 else apan
-        bpan = bcast_array(col_ctx, bpan, rb, (p1 - p0, c1 - c0), dtype) if pr > 1 else bpan
+        if pc > 1:  # panels travel through host memory on device backends
+            apan = be.asarray(
+                bcast_array(row_ctx, None if apan is None else be.to_host(apan), ca, (r1 - r0, p1 - p0), dtype)
+            )
+        if pr > 1:
+            bpan = be.asarray(
+                bcast_array(col_ctx, None if bpan is None else be.to_host(bpan), rb, (p1 - p0, c1 - c0), dtype)
+            )
         if box_size(((r0, r1), (c0, c1))):
             cloc += apan @ bpan
     C._st.bump()

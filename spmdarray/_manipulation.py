@@ -114,7 +114,8 @@ def _reshape_copy(x, shape):
     )
     local_pairs = None
     if primary and src_lay.owned_size(me):
-        vals = x.local.reshape(-1)
+        be = x._st.be
+        vals = be.to_host(x.local).reshape(-1)
         flat = _flat_of_box(src_lay.block(me), x.shape)
         dest = _ranks_of(flat, dst_lay)
         order = np.argsort(dest, kind="stable")
@@ -149,5 +150,5 @@ def _reshape_copy(x, shape):
         dst = np.empty(box_size(dbox), x.dtype)
         for seg, buf in bufs:
             dst[seg] = local_pairs if buf is None else buf
-        out.local[...] = dst.reshape(out.local.shape)
+        out.local[...] = out._st.be.asarray(dst.reshape(out.local.shape))
     return out

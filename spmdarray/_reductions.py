@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 from . import _engine
+from ._backend import backend_of
 from ._storage import Storage, config
 from .comm import allgather_blocks, reduce_bcast
 from .decomposition import Layout, ravel, unravel
@@ -101,17 +102,17 @@ def _partial_reduce(name, x, axes, dtype, initial=np._NoValue):
     gaxes = _combine_axes(lay, axes)
     members = _group(lay, gaxes, ctx.rank) if gaxes else [ctx.rank]
     mine = None
+    be = x._st.be
     if has_data(ctx.rank):
-        mine = np.asarray(fn(x.local, axis=axes, keepdims=True, **kw), dtype=res_dtype)
+        mine = _local_reduce(be, fn, x.local, axes, kw, res_dtype)
     nbytes = len(members) * int(np.prod(rshape, dtype=np.int64)) * res_dtype.itemsize
     if len(members) > 1 and nbytes > config.reduce_gather_bytes and res_dtype.kind in "biufc":
         # Large partials: a rank-ordered Reduce + Bcast holds two blocks, not one per rank.
-        if mine is None:
-            mine = _identity(name, rshape, res_dtype)
+        mine = _identity(name, rshape, res_dtype) if mine is None else be.to_host(mine)
         return rlay, reduce_bcast(ctx.sub(lay.dims, gaxes), mine, name).reshape(rshape), res_dtype
     if len(members) > 1:
         shapes = [rshape if has_data(m) else (0,) * len(rshape) for m in members]
-        block = mine if mine is not None else np.empty((0,) * len(rshape), res_dtype)
+        block = be.to_host(mine) if mine is not None else np.empty((0,) * len(rshape), res_dtype)
         parts = allgather_blocks(ctx.sub(lay.dims, gaxes), block, shapes)
         parts = [p for p, m in zip(parts, members) if has_data(m)]
     else:
@@ -124,6 +125,24 @@ def _partial_reduce(name, x, axes, dtype, initial=np._NoValue):
     else:
         local = np.asarray(fn(np.stack(parts), axis=0, **kw), dtype=res_dtype)
     return rlay, local, res_dtype
+
+
+def _local_reduce(be, fn, block, axes, kw: dict, res_dtype):
+    """``fn`` over this rank's block, keeping the reduced axes (on the block's device)."""
+    if be.is_device and "initial" in kw:
+        # Device reductions take no ``initial``: fold it in afterwards (the block is not empty).
+        kw = dict(kw)
+        initial = kw.pop("initial")
+        part = fn(block, axis=axes, keepdims=True, **kw)
+        part = (np.minimum if fn is np.min else np.maximum)(part, initial)
+    else:
+        part = fn(block, axis=axes, keepdims=True, **kw)
+    return be.asarray(part, res_dtype)
+
+
+def _cast(local, dtype):
+    """``local`` (a host or device array) as ``dtype``."""
+    return local.astype(dtype, copy=False) if hasattr(local, "astype") else np.asarray(local, dtype)
 
 
 def _identity(name: str, shape, dtype: np.dtype) -> np.ndarray:
@@ -153,11 +172,11 @@ def _finish(ctx, rlay: Layout, local, dtype, axes, keepdims, out, ndim_in):
     else:
         lay = rlay
     if out is None and not lay.shape:
-        return np.asarray(local).reshape(())[()]
+        return backend_of(ctx).to_host(local).reshape(())[()]
     st = Storage(ctx, lay, dtype)
     res = ndarray._new(st, None)
     if lay.owned_size(ctx.rank):
-        res.local[...] = local
+        res.local[...] = st.be.asarray(local)
     if out is not None:
         _engine.assign(out, res)
         return out
@@ -199,7 +218,7 @@ def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, ini
         if initial is not np._NoValue:
             op = {"sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maximum}[name]
             local = op(local, initial).astype(res_dtype)
-        return _finish(ctx, rlay, np.asarray(local, res_dtype), res_dtype, axes, keepdims, out, x.ndim)
+        return _finish(ctx, rlay, _cast(local, res_dtype), res_dtype, axes, keepdims, out, x.ndim)
     count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
     if dtype is not None:
         acc = np.dtype(dtype)
@@ -213,7 +232,7 @@ def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, ini
     if name == "mean":
         with np.errstate(invalid="ignore", divide="ignore"):
             local = np.true_divide(s, count) if count else np.full_like(s, np.nan)
-        return _finish(ctx, rlay, np.asarray(local).astype(res_dtype), res_dtype, axes, keepdims, out, x.ndim)
+        return _finish(ctx, rlay, _cast(local, res_dtype), res_dtype, axes, keepdims, out, x.ndim)
     # var / std: two passes, as NumPy does
     from ._array import ndarray
 
@@ -222,7 +241,7 @@ def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, ini
     mst = Storage(ctx, rlay, mean_local.dtype)
     mean = ndarray._new(mst, None)
     if rlay.owned_size(ctx.rank):
-        mean.local[...] = mean_local
+        mean.local[...] = mst.be.asarray(mean_local)
     d = _engine.elementwise(np.subtract, [x, mean])
     is_complex = d.dtype.kind == "c"
     if is_complex:
@@ -237,7 +256,7 @@ def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, ini
         local = np.true_divide(ss, max(count - ddof, 0))
         if name == "std":
             local = np.sqrt(local)
-    return _finish(ctx, rlay2, np.asarray(local).real.astype(res_dtype), res_dtype, axes, keepdims, out, x.ndim)
+    return _finish(ctx, rlay2, _cast(local.real, res_dtype), res_dtype, axes, keepdims, out, x.ndim)
 
 
 def argreduce(name, x, axis=None, out=None, keepdims=False):
@@ -261,7 +280,7 @@ def argreduce(name, x, axis=None, out=None, keepdims=False):
             i = int(npfn(loc))
             idx = np.unravel_index(i, loc.shape)
             gidx = np.ravel_multi_index(tuple(j + lo for j, (lo, _) in zip(idx, b)), x.shape)
-            val = loc[idx].reshape(1)
+            val = x._st.be.to_host(loc[idx]).reshape(1)
             gi = np.array([gidx], np.int64)
         else:
             val = np.empty((0,), x.dtype)
@@ -311,8 +330,9 @@ def argreduce(name, x, axis=None, out=None, keepdims=False):
     if len(members) > 1:
         sub = ctx.sub(lay.dims, gaxes)
         shapes = [rshape if has_data(m) else (0,) * len(rshape) for m in members]
-        vals = allgather_blocks(sub, val, shapes)
-        gis = allgather_blocks(sub, gi, shapes)
+        be = x._st.be
+        vals = allgather_blocks(sub, be.to_host(val), shapes)
+        gis = allgather_blocks(sub, be.to_host(gi), shapes)
         keep = [i for i, m in enumerate(members) if has_data(m)]
         keep.sort(key=lambda i: lay.block(members[i])[ax][0])
         vals = np.stack([vals[i] for i in keep]) if keep else np.empty((0, *rshape), x.dtype)

@@ -17,6 +17,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ._backend import backend_of
 from .decomposition import Box, Layout, ViewMap, box_size
 
 __all__ = ["Storage", "config"]
@@ -29,14 +30,20 @@ class _Config:
     created afterwards (default 1).  ``reduce_gather_bytes``: above this many
     bytes of partial results per reduction group, reductions combine with a
     rank-ordered Reduce + Bcast instead of an all-gather (default 16 MiB).
-    Both must be set identically on every rank.
+    ``agree_allocation_bytes``: a device allocation of at least this many
+    bytes on any rank (default 1 MiB) checks with every rank that none ran
+    out of memory, so that all raise MemoryError.  It costs one 4-byte
+    all-reduce per such array on several ranks; smaller allocations, served
+    by CuPy's pool, skip it (None: never agree).
+    All must be set identically on every rank.
     """
 
-    __slots__ = ("ghost_width", "reduce_gather_bytes")
+    __slots__ = ("ghost_width", "reduce_gather_bytes", "agree_allocation_bytes")
 
     def __init__(self) -> None:
         self.ghost_width = 1
         self.reduce_gather_bytes = 16 << 20
+        self.agree_allocation_bytes = 1 << 20
 
 
 config = _Config()
@@ -64,10 +71,11 @@ def _geometry(layout: Layout, rank: int, ghost):
 class Storage:
     """The allocation behind a base array on one rank.  Not collective."""
 
-    __slots__ = ("ctx", "layout", "dtype", "alloc", "origin", "ghost", "version", "halo_valid", "_views")
+    __slots__ = ("ctx", "be", "layout", "dtype", "alloc", "origin", "ghost", "version", "halo_valid", "_views")
 
     def __init__(self, ctx, layout: Layout, dtype, *, ghost=None, alloc=None, fill=None) -> None:
         self.ctx = ctx
+        self.be = be = backend_of(ctx)
         self.layout = layout
         self.dtype = np.dtype(dtype)
         self.version = 0
@@ -77,6 +85,8 @@ class Storage:
         self.ghost, shape, self.origin, holds = _geometry(layout, ctx.rank, g)
         if alloc is not None:
             self.alloc = alloc
+        elif be.is_device:
+            self.alloc = _device_alloc(ctx, be, layout, shape, self.dtype, fill, holds is not None)
         elif fill is None:
             self.alloc = np.empty(shape, self.dtype)
         elif fill == 0 and holds is not None:
@@ -111,7 +121,7 @@ class Storage:
     def _view_of(self, vmap: ViewMap, box: Box) -> np.ndarray:
         shape = tuple(hi - lo for lo, hi in box)
         if box_size(box) == 0:
-            return np.empty(shape, self.dtype)
+            return self.be.empty(shape, self.dtype)
         idx: list = [int(s - o) for s, o in zip(vmap.start, self.origin)]
         walked = []
         has_new = False
@@ -130,3 +140,52 @@ class Storage:
         if has_new:
             arr = arr[tuple(None if b < 0 else slice(None) for b, _ in vmap.axes)]
         return arr
+
+
+def _largest_block_bytes(layout: Layout, dtype, shape) -> int:
+    """Bytes of the largest rank's block (the same on every rank), ghosts ignored."""
+    return _largest_block(layout) * np.dtype(dtype).itemsize
+
+
+@lru_cache(maxsize=1024)
+def _largest_block(layout: Layout) -> int:
+    big = 1
+    for k, iv in enumerate(layout.intervals):
+        big *= max((hi - lo for lo, hi in iv), default=0) if iv is not None else layout.shape[k]
+    return big
+
+
+def _device_alloc(ctx, be, layout: Layout, shape, dtype, fill, holds: bool):
+    """A device allocation whose failure every rank sees.  Collective.
+
+    An out-of-memory error on one rank becomes a MemoryError on every rank
+    (one 4-byte all-reduce per allocation of at least
+    ``config.agree_allocation_bytes`` on the largest block), so no rank is
+    left waiting in the next collective.  Every rank takes the same decision
+    because it is made from the global layout.
+    """
+    err = None
+    out = None
+    try:
+        if fill is None:
+            out = be.empty(shape, dtype)
+        elif fill == 0 and holds:
+            out = be.zeros(shape, dtype)
+        else:
+            out = be.full(shape, fill, dtype)
+    except MemoryError as e:
+        err = e
+    limit = config.agree_allocation_bytes
+    if ctx.size > 1 and limit is not None and _largest_block_bytes(layout, dtype, shape) >= limit:
+        from .comm import first_failure
+
+        bad = first_failure(ctx, err is not None)
+        if bad >= 0 and err is None:
+            need = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+            raise MemoryError(
+                f"out of GPU memory on rank {bad} (this is rank {ctx.rank}, which allocated its {need} bytes); "
+                "every rank raises so that none waits"
+            )
+    if err is not None:
+        raise err
+    return out

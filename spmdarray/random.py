@@ -133,7 +133,7 @@ def _stream_key(seed: int, draw: int, lane: int) -> int:
     return h
 
 
-def _flat_indices(box: Box, shape: tuple[int, ...]) -> np.ndarray:
+def _flat_indices(box: Box, shape: tuple[int, ...], xp: Any = np) -> np.ndarray:
     """Global C-order flat indices of the elements of ``box``.
 
     Not collective.  Built by broadcasting one ``arange`` per axis times the
@@ -145,6 +145,8 @@ def _flat_indices(box: Box, shape: tuple[int, ...]) -> np.ndarray:
         Global half-open range per axis.
     shape : tuple of int
         Global shape.
+    xp : module
+        Array namespace of the result (NumPy, or CuPy for device blocks).
 
     Returns
     -------
@@ -157,11 +159,11 @@ def _flat_indices(box: Box, shape: tuple[int, ...]) -> np.ndarray:
     [[7, 8], [12, 13]]
     """
     nd = len(shape)
-    out = np.zeros((), dtype=np.uint64)
+    out = xp.zeros((), dtype=np.uint64)
     stride = 1
     for axis in range(nd - 1, -1, -1):
         lo, hi = box[axis]
-        idx = np.arange(lo, hi, dtype=np.uint64) * np.uint64(stride)
+        idx = xp.arange(lo, hi, dtype=np.uint64) * np.uint64(stride)
         out = out + idx.reshape((hi - lo,) + (1,) * (nd - 1 - axis))
         stride *= shape[axis]
     return out
@@ -356,8 +358,8 @@ class Generator:
         if shape is None:
             return kernel(draw, np.zeros(1, dtype=np.uint64)).astype(dtype, copy=False)[0]
 
-        def fill(box: Box) -> np.ndarray:
-            flat = _flat_indices(box, shape)
+        def fill(box: Box, xp: Any) -> np.ndarray:
+            flat = _flat_indices(box, shape, xp)
             return kernel(draw, flat.reshape(-1)).astype(dtype, copy=False).reshape(flat.shape)
 
         return self._materialise(shape, dtype, fill, comm)
@@ -565,7 +567,7 @@ class _SerialGenerator(Generator):
     __slots__ = ()
 
     def _materialise(self, shape, dtype, fill, comm):
-        return np.asarray(fill(tuple((0, n) for n in shape)), dtype=dtype)
+        return np.asarray(fill(tuple((0, n) for n in shape), np), dtype=dtype)
 
 
 def default_rng(seed: int | Generator | None = None, *, comm: Any = None) -> Generator:

@@ -31,6 +31,11 @@ import pytest
 
 DEFAULT_TIMEOUT_S = 120.0
 
+# The suite runs on NumPy unless a backend is named (SPMDARRAY_BACKEND=cupy runs it
+# on a GPU; add SPMDARRAY_CUPY_MODULE=fake_cupy for the CPU stand-in): "auto" would
+# warn on every machine without a GPU.  tests/test_backend.py tests "auto" itself.
+os.environ.setdefault("SPMDARRAY_BACKEND", "numpy")
+
 
 class _SPMDHarness:
     """Per-process plugin state: rank, size, watchdog timeout and a private stderr."""

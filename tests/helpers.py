@@ -6,6 +6,8 @@ spmdarray result with ``numpy.asarray``, which is collective).
 
 from __future__ import annotations
 
+import os
+
 import numpy
 
 import spmdarray
@@ -16,6 +18,26 @@ def world():
     from mpi4py import MPI
 
     return MPI.COMM_WORLD.Get_rank(), MPI.COMM_WORLD.Get_size()
+
+
+def real_gpu() -> bool:
+    """Whether this run's arrays live on a real GPU (CuPy, not its CPU stand-in)."""
+    return os.environ.get("SPMDARRAY_BACKEND") == "cupy" and not os.environ.get("SPMDARRAY_CUPY_MODULE")
+
+
+def backend():
+    """The backend (NumPy, or CuPy under ``SPMDARRAY_BACKEND=cupy``) of this run's arrays."""
+    return spmdarray.empty(0)._st.be
+
+
+def block(a):
+    """A NumPy block as a block of this run's backend (for ``from_local``)."""
+    return backend().asarray(a)
+
+
+def host(a):
+    """A local block (NumPy or CuPy) as a NumPy array."""
+    return backend().to_host(a)
 
 
 def ref(shape, dtype=float, seed=0):

@@ -16,7 +16,7 @@ import warnings
 
 import numpy
 import pytest
-from helpers import assert_eq, world
+from helpers import assert_eq, host, world
 from helpers import ref as _ref
 
 import spmdarray as sp
@@ -101,8 +101,8 @@ def test_local_is_the_block_at_global_slices(shape):
     g = numpy.asarray(x)
     assert len(x.global_slices) == len(shape)
     assert x.local.shape == g[x.global_slices].shape
-    numpy.testing.assert_array_equal(x.local, g[x.global_slices])
-    numpy.testing.assert_array_equal(x.local, a[x.global_slices])
+    numpy.testing.assert_array_equal(host(x.local), g[x.global_slices])
+    numpy.testing.assert_array_equal(host(x.local), a[x.global_slices])
     if shape:
         # The blocks of all ranks tile the global array exactly once.
         count = numpy.zeros(shape, int)
@@ -115,9 +115,9 @@ def test_local_is_the_block_at_global_slices(shape):
 def test_local_of_a_view_is_the_block_at_its_global_slices(key):
     a = ref((7, 5))
     x = sp.array(a)[key]
-    numpy.testing.assert_array_equal(x.local, a[key][x.global_slices])
+    numpy.testing.assert_array_equal(host(x.local), a[key][x.global_slices])
     tx = x.T
-    numpy.testing.assert_array_equal(tx.local, a[key].T[tx.global_slices])
+    numpy.testing.assert_array_equal(host(tx.local), a[key].T[tx.global_slices])
 
 
 def test_writes_through_local_then_mark_modified():
@@ -573,7 +573,7 @@ def test_comm_self_arrays_are_private_to_each_rank():
     assert x.comm.Get_size() == 1
     assert x.layout.nprocs == 1
     assert x.global_slices == (slice(0, n),)
-    numpy.testing.assert_array_equal(x.local, numpy.arange(n))
+    numpy.testing.assert_array_equal(host(x.local), numpy.arange(n))
     with sp.comm_stats() as s:
         for _ in range(rank + 1):  # a different number of operations on every rank
             y = x[1:] + x[:-1]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy
 import pytest
-from helpers import assert_eq, world
+from helpers import assert_eq, real_gpu, world
 
 import spmdarray as sp
 
@@ -132,6 +132,7 @@ def test_overflowing_python_int_is_checked_for_every_value():
     assert_eq(u, numpy.arange(5, dtype=numpy.uint8))
 
 
+@pytest.mark.skipif(real_gpu(), reason="GPU kernels do not report floating-point errors (documented difference)")
 def test_floating_point_errors_set_to_raise_are_raised_on_every_rank():
     x = sp.array(numpy.arange(12.0))  # the zero lives on one rank only
     with numpy.errstate(divide="raise"):

@@ -13,7 +13,7 @@ import re
 
 import numpy
 import pytest
-from helpers import assert_eq, world
+from helpers import assert_eq, block, world
 from helpers import ref as _ref
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -359,7 +359,7 @@ def test_setitem_from_arrays_of_other_layouts():
     rows = [(k + 2) % 3 for k in range(size)]
     full = ref((sum(rows), 5), seed=2)
     lo = sum(rows[:rank])
-    z = sp.from_local(full[lo : lo + rows[rank]].copy())
+    z = sp.from_local(block(full[lo : lo + rows[rank]].copy()))
     n = min(7, full.shape[0])
     x[:n] = z[:n]
     a[:n] = full[:n]

@@ -1,0 +1,335 @@
+"""A CPU stand-in for CuPy, strict where CuPy is strict.
+
+The test suite runs spmdarray's device code paths without a GPU by pointing
+``SPMDARRAY_CUPY_MODULE`` at this module (with ``SPMDARRAY_BACKEND=cupy``).
+Its arrays wrap NumPy arrays but behave like CuPy's where it matters for
+catching host/device mix-ups:
+
+* ``numpy.asarray(device_array)`` raises TypeError (no implicit transfer);
+  ``.get()`` and ``asnumpy`` are the explicit ways to the host;
+* NumPy ufuncs and functions on them dispatch through ``__array_ufunc__`` and
+  ``__array_function__``; a NumPy array operand (not 0-d) raises TypeError,
+  as CuPy does, and ufuncs take no ``where=``;
+* pinned host memory, a memory pool, streams and devices exist with CuPy's
+  names.
+
+``FAKE_CUPY_DEVICES`` sets the device count (default 1; 0 for none);
+``FAKE_CUPY_OOM_BYTES`` makes any single allocation of more bytes raise
+``OutOfMemoryError``, on every rank or only on rank ``FAKE_CUPY_OOM_RANK``.
+"""
+
+from __future__ import annotations
+
+import os
+import types
+
+import numpy as np
+from numpy.lib.mixins import NDArrayOperatorsMixin
+
+_ALLOCATED = {"bytes": 0}
+
+
+class OutOfMemoryError(MemoryError):
+    def __init__(self, size: int, total: int) -> None:
+        super().__init__(f"Out of memory allocating {size:,} bytes (allocated so far: {total:,} bytes).")
+
+
+def _check_alloc(nbytes: int) -> None:
+    limit = os.environ.get("FAKE_CUPY_OOM_BYTES")
+    if not limit or nbytes <= int(limit):
+        return
+    who = os.environ.get("FAKE_CUPY_OOM_RANK")
+    if who is not None:
+        rank = int(os.environ.get("PMI_RANK", os.environ.get("OMPI_COMM_WORLD_RANK", "0")))
+        if rank != int(who):
+            return
+    raise OutOfMemoryError(nbytes, _ALLOCATED["bytes"])
+
+
+def _unwrap(x, strict: bool = True):
+    if isinstance(x, ndarray):
+        return x._a
+    if strict and isinstance(x, np.ndarray) and x.ndim:
+        raise TypeError(f"Unsupported type {type(x)}")
+    if isinstance(x, (list, tuple)) and any(isinstance(v, ndarray) for v in x):
+        return type(x)(_unwrap(v, strict) for v in x)
+    return x
+
+
+def _wrap(x):
+    if isinstance(x, np.ndarray):
+        return ndarray._of(x)
+    if isinstance(x, tuple):
+        return tuple(_wrap(v) for v in x)
+    if isinstance(x, list):
+        return [_wrap(v) for v in x]
+    if isinstance(x, np.generic):  # CuPy returns 0-d arrays, not scalars
+        return ndarray._of(np.asarray(x))
+    return x
+
+
+class _Flags:
+    def __init__(self, a: np.ndarray) -> None:
+        self.c_contiguous = a.flags.c_contiguous
+        self.f_contiguous = a.flags.f_contiguous
+        self.owndata = a.flags.owndata
+
+
+class ndarray(NDArrayOperatorsMixin):  # noqa: N801 - CuPy's name
+    """A 'device' array: a NumPy array that refuses implicit conversion."""
+
+    __slots__ = ("_a", "_base", "__weakref__")
+
+    def __init__(self, shape, dtype=float) -> None:
+        self._a = np.empty(shape, dtype)
+        self._base = None
+
+    @classmethod
+    def _of(cls, a: np.ndarray, base: ndarray | None = None) -> ndarray:
+        self = object.__new__(cls)
+        self._a = a
+        self._base = base
+        return self
+
+    def _view(self, res):
+        # As in CuPy, a view holds a reference to the array that owns the memory.
+        if isinstance(res, np.ndarray) and res.base is not None and np.may_share_memory(res, self._a):
+            return ndarray._of(res, self if self._base is None else self._base)
+        return _wrap(res)
+
+    # -- no implicit host conversion
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(
+            "Implicit conversion to a NumPy array is not allowed. Please use `.get()` to construct a NumPy array "
+            "explicitly."
+        )
+
+    @property
+    def __cuda_array_interface__(self):
+        return self._a.__array_interface__
+
+    def __array_namespace__(self, api_version=None):
+        import sys
+
+        return sys.modules[__name__]
+
+    def get(self, stream=None, order="C", out=None):
+        if out is not None:
+            if not isinstance(out, np.ndarray) or out.shape != self._a.shape or out.dtype != self._a.dtype:
+                raise ValueError("Shape mismatch / dtype mismatch in get(out=)")
+            out[...] = self._a
+            return out
+        return np.array(self._a, order=order, copy=True)
+
+    def set(self, arr, stream=None):
+        if not isinstance(arr, np.ndarray):
+            raise TypeError("Only numpy.ndarray can be set to cupy.ndarray")
+        self._a[...] = arr
+
+    # -- dispatch
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if "where" in kwargs:
+            raise TypeError(f"Wrong arguments {kwargs}")  # CuPy ufuncs take no where=
+        if method not in ("__call__", "reduce", "accumulate"):
+            return NotImplemented
+        args = [_unwrap(x) for x in inputs]
+        out = kwargs.get("out")
+        if out is not None:
+            outs = out if isinstance(out, tuple) else (out,)
+            for o in outs:
+                if o is not None and not isinstance(o, ndarray):
+                    raise TypeError(f"Output arguments must be cupy.ndarray, got {type(o)}")
+            kwargs["out"] = tuple(_unwrap(o) for o in outs)
+        res = getattr(ufunc, method)(*args, **kwargs)
+        if out is not None:
+            return out[0] if isinstance(out, tuple) and len(out) == 1 else out
+        return _wrap(res)
+
+    def __array_function__(self, func, types_, args, kwargs):
+        if func.__name__ in ("asarray", "array", "ascontiguousarray") and func.__module__.startswith("numpy"):
+            raise TypeError("Implicit conversion to a NumPy array is not allowed")
+        args = [_unwrap(a) for a in args]
+        out = kwargs.get("out")
+        kwargs = {k: _unwrap(v) for k, v in kwargs.items()}
+        res = func(*args, **kwargs)
+        if out is not None and res is kwargs["out"]:
+            return out
+        return _wrap(res)
+
+    # -- attributes
+    shape = property(lambda self: self._a.shape)
+    dtype = property(lambda self: self._a.dtype)
+    ndim = property(lambda self: self._a.ndim)
+    size = property(lambda self: self._a.size)
+    nbytes = property(lambda self: self._a.nbytes)
+    itemsize = property(lambda self: self._a.itemsize)
+    strides = property(lambda self: self._a.strides)
+    flags = property(lambda self: _Flags(self._a))
+    T = property(lambda self: self._view(self._a.T))
+    real = property(lambda self: self._view(self._a.real))
+    imag = property(lambda self: self._view(self._a.imag))
+    base = property(lambda self: self._base)
+
+    def __getitem__(self, key):
+        return self._view(self._a[_unwrap(key)])
+
+    def __setitem__(self, key, value) -> None:
+        if isinstance(value, np.ndarray) and value.ndim:
+            raise TypeError("Unsupported type <class 'numpy.ndarray'>: copy to the device first")
+        self._a[_unwrap(key)] = _unwrap(value, strict=False)
+
+    def __len__(self) -> int:
+        return len(self._a)
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __float__(self) -> float:
+        return float(self._a)
+
+    def __int__(self) -> int:
+        return int(self._a)
+
+    def __complex__(self) -> complex:
+        return complex(self._a)
+
+    def __bool__(self) -> bool:
+        return bool(self._a)
+
+    def __index__(self) -> int:
+        return self._a.__index__()
+
+    def __repr__(self) -> str:
+        return f"fake_cupy.{self._a!r}"
+
+    def item(self):
+        return self._a.item()
+
+    def tolist(self):
+        return self._a.tolist()
+
+    def __getattr__(self, name: str):
+        attr = getattr(self._a, name)
+        if not callable(attr):
+            return _wrap(attr)
+
+        def method(*args, **kwargs):
+            out = kwargs.get("out")
+            res = attr(*[_unwrap(a) for a in args], **{k: _unwrap(v) for k, v in kwargs.items()})
+            return out if out is not None else self._view(res)
+
+        return method
+
+
+# -- module functions
+
+
+def _alloc(fn):
+    def make(shape, dtype=float, *args, **kwargs):
+        n = int(np.prod(shape if isinstance(shape, tuple) else (shape,), dtype=np.int64)) * np.dtype(dtype).itemsize
+        _check_alloc(n)
+        _ALLOCATED["bytes"] += n
+        return ndarray._of(fn(shape, dtype, *args, **kwargs))
+
+    make.__name__ = fn.__name__
+    return make
+
+
+empty = _alloc(np.empty)
+zeros = _alloc(np.zeros)
+ones = _alloc(np.ones)
+
+
+def full(shape, fill_value, dtype=None):
+    _check_alloc(int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype or float).itemsize)
+    return ndarray._of(np.full(shape, fill_value, dtype))
+
+
+def asarray(a, dtype=None, order=None):
+    if isinstance(a, ndarray):
+        return a if dtype is None else a.astype(dtype)
+    return ndarray._of(np.array(a, dtype=dtype, copy=True))
+
+
+array = asarray
+
+
+def ascontiguousarray(a, dtype=None):
+    return ndarray._of(np.ascontiguousarray(_unwrap(a), dtype=dtype))
+
+
+def asnumpy(a, stream=None, order="C", out=None):
+    return a.get(out=out) if isinstance(a, ndarray) else np.asarray(a)
+
+
+def may_share_memory(a, b, max_work=None):
+    return np.may_share_memory(_unwrap(a, False), _unwrap(b, False))
+
+
+def get_array_module(*args):
+    import sys
+
+    return sys.modules[__name__] if any(isinstance(a, ndarray) for a in args) else np
+
+
+def __getattr__(name: str):
+    obj = getattr(np, name)
+    if isinstance(obj, type) or not callable(obj):
+        return obj  # dtypes, constants
+
+    def fn(*args, **kwargs):
+        out = kwargs.get("out")
+        res = obj(*[_unwrap(a) for a in args], **{k: _unwrap(v) for k, v in kwargs.items()})
+        return out if out is not None else _wrap(res)
+
+    fn.__name__ = name
+    return fn
+
+
+# -- cuda namespace
+
+
+class _Stream:
+    def synchronize(self) -> None:
+        pass
+
+
+class _Device:
+    def __init__(self, device: int = 0) -> None:
+        n = int(os.environ.get("FAKE_CUPY_DEVICES", "1"))
+        if not 0 <= device < n:
+            raise RuntimeError(f"cudaErrorInvalidDevice: device {device} of {n}")
+        self.id = device
+
+    def use(self) -> None:
+        _state["device"] = self.id
+
+
+_state = {"device": 0, "pinned": 0}
+
+
+def _device_count() -> int:
+    return int(os.environ.get("FAKE_CUPY_DEVICES", "1"))
+
+
+def _alloc_pinned(nbytes: int):
+    _state["pinned"] += 1
+    return bytearray(nbytes)
+
+
+class _Pool:
+    def free_bytes(self) -> int:
+        return 0
+
+
+def get_default_memory_pool() -> _Pool:
+    return _Pool()
+
+
+cuda = types.SimpleNamespace(
+    runtime=types.SimpleNamespace(getDeviceCount=_device_count, memGetInfo=lambda: (1 << 30, 1 << 31)),
+    Device=_Device,
+    get_current_stream=lambda: _Stream(),
+    alloc_pinned_memory=_alloc_pinned,
+    memory=types.SimpleNamespace(OutOfMemoryError=OutOfMemoryError),
+)
