@@ -9,18 +9,20 @@
 #    sharing one GPU;
 # 3. a short table.
 # Logs go to $OUT (default /tmp/gpucheck).  Python wheels in .whl/ (mpich for an
-# mpiexec, mpi4py, pytest-mpi) are installed to /tmp/site first when present.
+# mpiexec and libmpi, mpi4py, pytest-mpi) are installed first when present, into a
+# venv that sees the machine's packages (CuPy): mpi4py finds the wheel's libmpi
+# under the venv's prefix, as in a normal install.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/gpucheck}
 mkdir -p "$OUT"
 if compgen -G ".whl/*.whl" >/dev/null; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    python3 -m venv --system-site-packages --without-pip /tmp/spmd-venv \
+        && python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --prefix /tmp/spmd-venv .whl/*.whl \
         || { echo "check.sh: wheel install failed"; exit 1; }
-    export PYTHONPATH=/tmp/site
-    export PATH=/tmp/site/bin:$PATH
+    export PATH=/tmp/spmd-venv/bin:$PATH
 fi
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 SPMDARRAY_BACKEND=cupy
+export PYTHONPATH="$PWD" PYTHONUNBUFFERED=1 SPMDARRAY_BACKEND=cupy
 python3 -c "import cupy, numpy, mpi4py, sys; print('python', sys.version.split()[0], 'numpy', numpy.__version__, \
 'cupy', cupy.__version__, 'mpi4py', mpi4py.__version__, 'devices', cupy.cuda.runtime.getDeviceCount())"
 nvidia-smi -L 2>/dev/null | head -2
@@ -36,11 +38,11 @@ run() { # name timeout command...
     return 0
 }
 
-run bench-stencil-1 90 python3 scaling/gpu/bench.py stencil -N 16000 --iters 20
-run bench-matmul-1 60 python3 scaling/gpu/bench.py matmul -n 8192 --reps 5
-[ -n "$MPIEXEC" ] && run bench-stencil-2 90 mpiexec -n 2 python3 scaling/gpu/bench.py stencil -N 16000 --iters 20
-run pytest-1 200 python3 -m pytest -q -p no:cacheprovider --with-mpi tests --ignore=tests/decomposition -rs --maxfail=40
-[ -n "$MPIEXEC" ] && run pytest-2 150 mpiexec -n 2 python3 -m pytest -q -p no:cacheprovider --with-mpi tests \
+run bench-stencil-1 60 python3 scaling/gpu/bench.py stencil -N 16000 --iters 20
+run bench-matmul-1 45 python3 scaling/gpu/bench.py matmul -n 8192 --reps 5
+[ -n "$MPIEXEC" ] && run bench-stencil-2 60 mpiexec -n 2 python3 scaling/gpu/bench.py stencil -N 16000 --iters 20
+run pytest-1 180 python3 -m pytest -q -p no:cacheprovider --with-mpi tests --ignore=tests/decomposition -rs --maxfail=40
+[ -n "$MPIEXEC" ] && run pytest-2 120 mpiexec -n 2 python3 -m pytest -q -p no:cacheprovider --with-mpi tests \
     --ignore=tests/decomposition -x
 
 echo
