@@ -357,7 +357,7 @@ def from_local(block, comm=None, *, grid=None):
     from ._array import ndarray
 
     device = not isinstance(block, (np.ndarray, np.generic, list, tuple, int, float, complex)) and hasattr(
-        block, "__array_namespace__"
+        block, "__cuda_array_interface__"
     )
     if not device:
         block = np.asarray(block)

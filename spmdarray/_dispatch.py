@@ -99,7 +99,7 @@ def accumulate(ufunc, x, axis=0, dtype=None, out=None):
     lay = x._layout
     b = lay.block(ctx.rank)
     be = x._st.be
-    loc = ufunc.accumulate(x.local, axis=ax, dtype=dt) if box_size(b) else be.empty(res.local.shape, dt)
+    loc = _local_accumulate(be, ufunc, x.local, ax, dt) if box_size(b) else be.empty(res.local.shape, dt)
     k = lay.grid_axis_of(ax)
     if k is not None and lay.dims[k] > 1:
         members = _group(lay, (k,), ctx.rank)
@@ -123,6 +123,18 @@ def accumulate(ufunc, x, axis=0, dtype=None, out=None):
         _engine.assign(out, res)
         return out
     return res
+
+
+def _local_accumulate(be, ufunc, block, axis: int, dtype):
+    """``ufunc.accumulate`` of this rank's block, on its device.
+
+    CuPy accumulates only ``add`` and ``multiply`` (``cumsum``/``cumprod``);
+    other ufuncs scan a host copy of the block (this rank's block only, never
+    a gather) and copy the result back.
+    """
+    if be.is_device and ufunc not in (np.add, np.multiply):
+        return be.asarray(ufunc.accumulate(be.to_host(block), axis=axis, dtype=dtype))
+    return ufunc.accumulate(block, axis=axis, dtype=dtype)
 
 
 def array_function(func, types, args, kwargs):

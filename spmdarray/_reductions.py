@@ -259,6 +259,25 @@ def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, ini
     return _finish(ctx, rlay2, _cast(local.real, res_dtype), res_dtype, axes, keepdims, out, x.ndim)
 
 
+def _local_arg(be, npfn, loc, axis):
+    """argmin/argmax of a block.  Device kernels do not let the first NaN win as
+    NumPy does: there, the first NaN's index (a min over positions) replaces it."""
+    res = npfn(loc, axis=axis)
+    if be.is_device and loc.dtype.kind in "fc":
+        nan = np.isnan(loc)
+        if axis is None:
+            pos = be.xp.arange(loc.size).reshape(loc.shape)
+            n = loc.size
+        else:
+            shape = [1] * loc.ndim
+            shape[axis] = loc.shape[axis]
+            pos = be.xp.arange(loc.shape[axis]).reshape(shape)
+            n = loc.shape[axis]
+        first = np.min(np.where(nan, pos, n), axis=axis)
+        res = np.where(first < n, first, res)
+    return res
+
+
 def argreduce(name, x, axis=None, out=None, keepdims=False):
     """Distributed ``argmin``/``argmax``.  Collective.
 
@@ -277,7 +296,7 @@ def argreduce(name, x, axis=None, out=None, keepdims=False):
         shapes = [(1,) if lay.owned_size(m) else (0,) for m in members]
         if lay.owned_size(ctx.rank):
             loc = x.local
-            i = int(npfn(loc))
+            i = int(_local_arg(x._st.be, npfn, loc, None))
             idx = np.unravel_index(i, loc.shape)
             gidx = np.ravel_multi_index(tuple(j + lo for j, (lo, _) in zip(idx, b)), x.shape)
             val = x._st.be.to_host(loc[idx]).reshape(1)
@@ -321,7 +340,7 @@ def argreduce(name, x, axis=None, out=None, keepdims=False):
     b = lay.block(ctx.rank)
     if has_data(ctx.rank):
         loc = x.local
-        li = np.expand_dims(npfn(loc, axis=ax), ax)
+        li = np.expand_dims(_local_arg(x._st.be, npfn, loc, ax), ax)
         val = np.take_along_axis(loc, li, ax)
         gi = (li + b[ax][0]).astype(np.int64)
     else:

@@ -27,6 +27,7 @@ import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
 _ALLOCATED = {"bytes": 0}
+_MISSING_UFUNCS = {"spacing"}
 
 
 class OutOfMemoryError(MemoryError):
@@ -132,6 +133,21 @@ class ndarray(NDArrayOperatorsMixin):  # noqa: N801 - CuPy's name
             raise TypeError(f"Wrong arguments {kwargs}")  # CuPy ufuncs take no where=
         if method not in ("__call__", "reduce", "accumulate"):
             return NotImplemented
+        if method == "accumulate" and ufunc not in (np.add, np.multiply):
+            raise NotImplementedError(f"`cupy_{ufunc.__name__}.accumulate` is not supported yet")
+        # CuPy 14's limits, mimicked so that the CPU runs cover the workarounds.
+        if "signature" in kwargs:
+            raise TypeError(f"Wrong arguments {kwargs}")
+        if ufunc.__name__ in _MISSING_UFUNCS:
+            return NotImplemented
+        if isinstance(kwargs.get("out"), tuple) and len(kwargs["out"]) > 1:
+            raise ValueError("The 'out' parameter must have exactly one array value")
+        if ufunc.__name__.startswith("logical_") and any(
+            getattr(x, "dtype", None) is not None and x.dtype.kind == "c" for x in inputs
+        ):
+            raise TypeError(f"Wrong type of arguments for cupy_{ufunc.__name__}")
+        if any(type(x) is int and not -(1 << 63) <= x < 1 << 63 for x in inputs):
+            raise OverflowError("Python int too large to convert to C long")
         args = [_unwrap(x) for x in inputs]
         out = kwargs.get("out")
         if out is not None:

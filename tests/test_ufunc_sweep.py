@@ -6,7 +6,7 @@ the gathered result with NumPy's, dtype included.
 
 import numpy
 import pytest
-from helpers import assert_eq, ref
+from helpers import assert_eq, real_gpu, ref
 
 import spmdarray as sp
 
@@ -97,8 +97,14 @@ def _check_result(got, exp):
         assert_eq(got, exp, exact=True)
 
 
+# CuPy kernels that differ from NumPy beyond rounding (documented in docs/gpu.md).
+_GPU_DIFFERENT = {"lcm-bb": "CuPy's int8 lcm wraps on overflow differently from NumPy's"}
+
+
 @pytest.mark.parametrize("name,ins", SWEEP)
 def test_ufunc_sweep(name, ins):
+    if real_gpu() and f"{name}-{ins}" in _GPU_DIFFERENT:
+        pytest.skip(_GPU_DIFFERENT[f"{name}-{ins}"])
     ufunc = getattr(numpy, name)
     for k, shape in enumerate(SHAPES):
         args = [_operand(name, i, tc, shape, seed=10 * k + i) for i, tc in enumerate(ins)]
@@ -132,6 +138,7 @@ def test_isnat_raises_numpys_type_error():
     assert str(sp_err.value) == str(np_err.value)
 
 
+@pytest.mark.skipif(real_gpu(), reason="GPUs have no long double (float128): CuPy rejects the dtype")
 def test_longdouble_and_complex_operands():
     for dt in (numpy.longdouble, numpy.clongdouble, numpy.float16, numpy.complex64):
         a = ref((7, 5), numpy.complex128 if numpy.dtype(dt).kind == "c" else float, seed=3).astype(dt)
