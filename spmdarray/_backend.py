@@ -79,7 +79,7 @@ class Backend:
         This rank, for error messages.
     """
 
-    __slots__ = ("name", "xp", "device", "gpu_aware", "rank", "ndarray", "is_device", "_free", "_chunk", "stats")
+    __slots__ = ("name", "xp", "device", "gpu_aware", "rank", "ndarray", "is_device", "_free", "fill_chunk", "stats")
 
     def __init__(self, name: str, xp: Any, device: int | None = None, gpu_aware: bool = False, rank: int = 0) -> None:
         self.name = name
@@ -91,7 +91,7 @@ class Backend:
         self.ndarray = xp.ndarray
         self._free: dict[int, list] = {}
         # Creation fills blocks in slabs of this many elements (fewer, larger launches on a GPU).
-        self._chunk = 1 << (24 if self.is_device else 18)
+        self.fill_chunk = 1 << (24 if self.is_device else 18)
         self.stats = {"pinned_allocations": 0, "pinned_bytes": 0, "staged_messages": 0}
 
     def __repr__(self) -> str:

@@ -97,7 +97,7 @@ def generate(shape, dtype, fill, comm=None, backend=None):
         # Fill in slabs (2**18 elements on the host, 2**24 on a GPU) so that
         # ``fill``'s temporaries stay small whatever the block size.
         (lo, hi), rest = box[0], box[1:]
-        step = max(1, be._chunk // max(1, box_size(rest)))
+        step = max(1, be.fill_chunk // max(1, box_size(rest)))
         for s in range(lo, hi, step):
             e = min(hi, s + step)
             local[s - lo : e - lo] = be.asarray(fill(((s, e), *rest), be.xp))

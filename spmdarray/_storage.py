@@ -142,7 +142,7 @@ class Storage:
         return arr
 
 
-def _largest_block_bytes(layout: Layout, dtype, shape) -> int:
+def _largest_block_bytes(layout: Layout, dtype) -> int:
     """Bytes of the largest rank's block (the same on every rank), ghosts ignored."""
     return _largest_block(layout) * np.dtype(dtype).itemsize
 
@@ -176,7 +176,7 @@ def _device_alloc(ctx, be, layout: Layout, shape, dtype, fill, holds: bool):
     except MemoryError as e:
         err = e
     limit = config.agree_allocation_bytes
-    if ctx.size > 1 and limit is not None and _largest_block_bytes(layout, dtype, shape) >= limit:
+    if ctx.size > 1 and limit is not None and _largest_block_bytes(layout, dtype) >= limit:
         from .comm import first_failure
 
         bad = first_failure(ctx, err is not None)
