@@ -106,10 +106,10 @@ def run(workload: str, impl: str, dims: tuple[int, ...], iters: int, warmup: int
         per_rank = {"bytes": st.bytes_sent, "msgs": st.messages_sent, "coll": st.collectives}
         per_rank["coll_bytes"] = st.collective_bytes
         checksum = wl.result(sp, state)
-        base = state.get("grid", state.get("u"))
         if workload in ("stencil", "heat3d"):
             from .theory import halo_min_bytes
 
+            base = state["grid"] if workload == "stencil" else state["u"]
             lay = base.layout
             minimum = halo_min_bytes([lay.block(r) for r in range(lay.nprocs)], base.shape)
     elif impl == "mpi4py":

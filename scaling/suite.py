@@ -8,16 +8,16 @@ about 0.1 and 1 s, so the whole suite runs in a few minutes.
 from __future__ import annotations
 
 SUITE: list[tuple[str, str, int, int, int]] = [
-    ("stencil", "weak", 1000, 20, 3),
-    ("stencil", "strong", 2000, 20, 3),
-    ("heat3d", "weak", 64, 10, 2),
-    ("heat3d", "strong", 100, 10, 2),
-    ("pi", "weak", 2_000_000, 5, 1),
-    ("pi", "strong", 4_000_000, 5, 1),
-    ("matmul", "weak", 500, 3, 1),
-    ("matmul", "strong", 800, 3, 1),
-    ("reductions", "weak", 1000, 10, 2),
-    ("reductions", "strong", 2000, 10, 2),
+    ("stencil", "weak", 800, 15, 3),
+    ("stencil", "strong", 1600, 15, 3),
+    ("heat3d", "weak", 64, 8, 2),
+    ("heat3d", "strong", 100, 8, 2),
+    ("pi", "weak", 1_000_000, 4, 1),
+    ("pi", "strong", 2_000_000, 4, 1),
+    ("matmul", "weak", 400, 3, 1),
+    ("matmul", "strong", 700, 3, 1),
+    ("reductions", "weak", 800, 8, 2),
+    ("reductions", "strong", 1600, 8, 2),
 ]
 
 #: The memory benchmark: the stencil at N = 8000 (one 8002 x 8002 grid).
