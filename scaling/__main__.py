@@ -76,7 +76,7 @@ def cmd_all(a: argparse.Namespace) -> None:
             ranks=ranks,
             mode=mode,
             size=size,
-            impls=impls,
+            impls=[i for i in impls if mode == "weak" or i not in suite.STRONG_SKIPS],
             iters=iters,
             warmup=warmup,
             repeats=a.repeats,

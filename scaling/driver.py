@@ -103,7 +103,11 @@ def _per_iter(values: list, iters: int) -> list:
 
 
 def _fmt(values: list | None) -> str:
-    return "" if values is None else ";".join("" if v is None else f"{v:g}" for v in values)
+    return (
+        ""
+        if values is None
+        else ";".join("" if v is None else f"{v:.0f}" if abs(v) >= 100 else f"{v:g}" for v in values)
+    )
 
 
 def make_row(
