@@ -150,10 +150,14 @@ def main(argv: list[str] | None = None) -> None:
     al.set_defaults(func=cmd_all)
     rp.set_defaults(func=cmd_report)
 
-    o = sub.add_parser("overhead", help="per-operation overhead at 1 rank")
-    o.add_argument("rest", nargs=argparse.REMAINDER)
-    o.set_defaults(func=lambda a: __import__("scaling.overhead").overhead.main(a.rest))
+    sub.add_parser("overhead", help="per-operation overhead at 1 rank (options: python -m scaling.overhead -h)")
 
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["overhead"]:
+        from . import overhead
+
+        overhead.main(argv[1:])
+        return
     a = p.parse_args(argv)
     a.func(a)
 
