@@ -250,7 +250,7 @@ def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, ini
             warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
             sq = sq.astype(np.dtype(res_dtype))
     else:
-        sq = _engine.elementwise(np.multiply, [d, d])
+        sq = _engine.elementwise(np.multiply, [d, d], out=(d,))  # d is a temporary: square it in place, as NumPy
     rlay2, ss, _ = _partial_reduce("sum", sq, axes, acc if dtype is None or not is_complex else None)
     with np.errstate(invalid="ignore", divide="ignore"):
         local = np.true_divide(ss, max(count - ddof, 0))

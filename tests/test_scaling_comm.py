@@ -30,7 +30,9 @@ LAUNCH_TIMEOUT_S = 120
 
 def _env(ranks: int) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "PMIX_", "HYDRA_", "MPIR_CVAR"))}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    # tests/ too: runs on the emulated device backend import its CuPy stand-in from there.
+    paths = (str(ROOT), str(ROOT / "tests"), env.get("PYTHONPATH", ""))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     env["OMP_NUM_THREADS"] = "1"
     if ranks > (os.cpu_count() or 1):
         env["MPIR_CVAR_ENABLE_HEAVY_YIELD"] = "1"
