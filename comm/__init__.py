@@ -6,6 +6,7 @@ initialise MPI.
 
 from .collectives import allgather_blocks, allgather_object, barrier, bcast_array, reduce_bcast
 from .context import MPI, Context, default_context, get_context, set_default_comm
+from .io_sync import gather_errors, pass_turn, wait_turn
 from .stats import COUNTERS, CommStats, comm_stats
 from .transport import Exchange, start_exchange
 
@@ -21,8 +22,11 @@ __all__ = [
     "bcast_array",
     "comm_stats",
     "default_context",
+    "gather_errors",
     "get_context",
+    "pass_turn",
     "reduce_bcast",
     "set_default_comm",
     "start_exchange",
+    "wait_turn",
 ]
