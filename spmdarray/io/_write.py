@@ -90,8 +90,11 @@ _CHUNK_OPTIONS = ("chunks", "compression", "compression_opts", "shuffle", "fletc
 def _create(f, items, options: dict, attrs: Mapping, what: str) -> None:
     for name, x in items:
         opts = _options(name, x.shape, options)
+        # Every element gets written, so HDF5 need not write fill values first
+        # (for a contiguous dataset, that would write the whole file twice).
+        fill = {} if "fill_time" in opts or _h5.h5py().version.version_tuple[:2] < (3, 5) else {"fill_time": "never"}
         try:
-            f.create_dataset(name, shape=x.shape, dtype=x.dtype, **opts)
+            f.create_dataset(name, shape=x.shape, dtype=x.dtype, **fill, **opts)
         except Exception as e:  # noqa: BLE001 - rewrapped with the values involved
             raise type(e)(
                 f"{what}: cannot create dataset {name!r} (shape {x.shape}, dtype {x.dtype}, options {opts}): {e}; "
