@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 
 import numpy as np
 
@@ -122,8 +123,8 @@ def to_local(dst, src: np.ndarray) -> None:
     """Copy host data into (part of) a local block."""
     if isinstance(dst, np.ndarray):
         dst[...] = src
-    else:
-        dst.set(src)  # a device array (CuPy)
+    else:  # a device array: upload with its own library (cupy.asarray for CuPy)
+        dst[...] = sys.modules[type(dst).__module__.partition(".")[0]].asarray(src)
 
 
 def _spaces(dset, vmap, box, count_elems: int):
