@@ -81,11 +81,12 @@ def mpiexec() -> str:
     return beside if os.path.exists(beside) else (shutil.which("mpiexec") or "mpiexec")
 
 
-def run_mpi(nprocs: int, script: str, *args: str, timeout: float = 180.0, expect_rc: int | None = 0):
+def run_mpi(nprocs: int, script: str, *args: str, timeout: float = 100.0, expect_rc: int | None = 0):
     """Run ``python -c script args`` under ``mpiexec -n nprocs``; return the result.
 
     The whole process group is killed if it runs past ``timeout`` seconds,
-    and the test fails saying so.
+    and the test fails saying so (before the 120 s per-test watchdog of
+    conftest.py would end this process and leave the job running).
     """
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env.pop("SPMDARRAY_TEST_TIMEOUT", None)
