@@ -6,6 +6,7 @@ initialise MPI.
 
 from .collectives import allgather_blocks, allgather_object, barrier, bcast_array, first_failure, reduce_bcast
 from .context import MPI, Context, default_context, get_context, local_rank, set_default_comm
+from .io_sync import gather_errors, pass_turn, wait_turn
 from .stats import COUNTERS, CommStats, comm_stats
 from .transport import Exchange, start_exchange
 
@@ -22,9 +23,12 @@ __all__ = [
     "comm_stats",
     "default_context",
     "first_failure",
+    "gather_errors",
     "get_context",
     "local_rank",
+    "pass_turn",
     "reduce_bcast",
     "set_default_comm",
     "start_exchange",
+    "wait_turn",
 ]

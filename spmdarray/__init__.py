@@ -30,16 +30,21 @@ from ._namespace import __all__ as _ns_all  # noqa: E402
 from ._namespace import __getattr__  # noqa: E402,F401
 from ._storage import config  # noqa: E402
 from .comm import CommStats, comm_stats, set_default_comm  # noqa: E402
+from .io import checkpoint, load_hdf5, restore, save_hdf5  # noqa: E402
 
 __version__ = "0.1.0"
 
 __all__ = [
     "CommStats",
     "backend_info",
+    "checkpoint",
     "comm_stats",
     "config",
+    "load_hdf5",
     "ndarray",
     "random",
+    "restore",
+    "save_hdf5",
     "set_default_comm",
     *_creation_all,
     *_ns_all,

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The one test command: lint, the whole suite serially, then the same suite under
 # mpiexec at 2, 3 and 4 ranks (tests/decomposition is pure math: serial only), then
-# on the emulated device backend at 1 and 2 ranks.
+# on the emulated device backend at 1 and 2 ranks, the examples, and last the HDF5
+# I/O tests on the parallel-HDF5 path (.venv-phdf5: h5py built against Debian's
+# MPI-enabled HDF5; made by .ci/phdf5.sh, skipped without it unless CI=true).
 #
 #   bash tests/run_all.sh                     # from any directory
 #   SPMDARRAY_MPI_TIMEOUT=600                 # seconds per mpiexec run before it is killed
 #   SPMDARRAY_TEST_TIMEOUT=120                # seconds per test before its watchdog fires
+#   SPMDARRAY_PHDF5=0                         # skip the parallel-HDF5 step (even with CI=true)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -15,7 +18,7 @@ fail() { printf '\nrun_all.sh: FAILED: %s\n' "$*" >&2; exit 1; }
 banner "setup: .venv"
 # No pip in .venv means a missing or half-made venv: (re)make it.
 [ -x .venv/bin/pip ] || python3 -m venv --clear .venv || fail "setup: python3 -m venv .venv"
-.venv/bin/python -m pip install -q -e ".[test,mpich]" ruff || fail "setup: pip install"
+.venv/bin/python -m pip install -q -e ".[test,mpich,hdf5]" ruff || fail "setup: pip install"
 export PATH="$PWD/.venv/bin:$PATH"  # python, ruff and mpiexec (mpich wheel) from the venv
 
 banner "ruff check ."
@@ -56,5 +59,37 @@ timeout --signal=KILL "${SPMDARRAY_MPI_TIMEOUT:-600}" mpiexec -n 2 "${emu[@]}" \
 banner "examples at 1, 2, 3, 4 and 8 ranks, checked against NumPy"
 bash tests/run_examples.sh || fail "examples"
 
+banner "HDF5 I/O on the parallel-HDF5 path (.venv-phdf5), at 1 and 3 ranks"
+phdf5="parallel HDF5 skipped"
+if [ "${SPMDARRAY_PHDF5:-1}" != 0 ] && { [ -x .venv-phdf5/bin/python ] || [ "${CI:-}" = true ]; }; then
+    t0=$SECONDS
+    if [ "${CI:-}" = true ]; then
+        bash .ci/phdf5.sh || fail "parallel HDF5: could not make .venv-phdf5 (see .ci/phdf5.sh's message above)"
+    fi
+    t1=$SECONDS
+    py=.venv-phdf5/bin/python
+    launcher=/usr/bin/mpiexec.mpich  # the MPICH that mpi4py and HDF5 in .venv-phdf5 were built against
+    "$py" -c 'import h5py, sys; sys.exit(not h5py.get_config().mpi)' \
+        || fail "parallel HDF5: h5py in .venv-phdf5 was built without MPI (rebuild: rm -rf .venv-phdf5; bash .ci/phdf5.sh)"
+    [ -x "$launcher" ] || fail "parallel HDF5: $launcher is missing (apt-get install mpich)"
+    io_tests=(tests/test_io_load.py tests/test_io_save.py tests/test_io_checkpoint.py tests/test_io_errors.py)
+    # One rank: also runs the tests that launch mpiexec themselves (3-rank writes restored at 1, 2, 4).
+    rc=0
+    SPMDARRAY_MPIEXEC=$launcher timeout --signal=KILL "${SPMDARRAY_MPI_TIMEOUT:-600}" \
+        "$py" -m pytest -q --with-mpi "${io_tests[@]}" || rc=$?
+    [ "$rc" -ne 137 ] || fail "parallel HDF5: pytest timed out (deadlock?) at 1 rank"
+    [ "$rc" -eq 0 ] || fail "parallel HDF5: pytest at 1 rank (exit code $rc)"
+    heavy=0
+    [ 3 -le "$cores" ] || heavy=1
+    rc=0
+    MPIR_CVAR_ENABLE_HEAVY_YIELD=${MPIR_CVAR_ENABLE_HEAVY_YIELD:-$heavy} timeout --signal=KILL "${SPMDARRAY_MPI_TIMEOUT:-600}" \
+        "$launcher" -n 3 "$py" -m pytest -q -x --with-mpi "${io_tests[@]}" || rc=$?
+    [ "$rc" -ne 137 ] || fail "parallel HDF5: pytest under $launcher timed out (deadlock?) at 3 ranks"
+    [ "$rc" -eq 0 ] || fail "parallel HDF5: pytest under $launcher -n 3 (exit code $rc)"
+    phdf5="parallel HDF5 at 1 and 3 ranks ($((t1 - t0))s setup, $((SECONDS - t1))s tests)"
+else
+    echo "skipped: no .venv-phdf5 (make it with: bash .ci/phdf5.sh, about 6 minutes; CI=true makes it)"
+fi
+
 banner "summary"
-echo "run_all.sh: ALL PASSED: ruff, pytest serial, pytest at 2, 3 and 4 ranks, emulated device backend at 1 and 2 ranks, examples (${SECONDS}s)"
+echo "run_all.sh: ALL PASSED: ruff, pytest serial, pytest at 2, 3 and 4 ranks, emulated device backend at 1 and 2 ranks, examples, $phdf5 (${SECONDS}s)"

@@ -1,0 +1,195 @@
+"""checkpoint and restore: atomic, and independent of the rank count."""
+
+from __future__ import annotations
+
+import os
+
+import numpy
+import pytest
+from io_helpers import h5_read, leftovers, run_mpi, same_on_every_rank, shared_dir
+from spmdarray.decomposition import Layout
+
+import spmdarray as sp
+from spmdarray.io import _h5
+
+h5py = pytest.importorskip("h5py")
+
+
+@pytest.fixture
+def folder():
+    with shared_dir() as d:
+        yield d
+
+
+def _fields():
+    u = sp.arange(13 * 10, dtype=numpy.float64).reshape(13, 10) / 7
+    v = sp.arange(6 * 5 * 4, dtype=numpy.int32).reshape(6, 5, 4) - 50
+    return {"u": u, "v": v[:, ::-1], "w": sp.arange(11.0) * (1 + 2j), "flag": u > 3, "total": u.sum(axis=0)}
+
+
+def _expected():
+    u = numpy.arange(13 * 10, dtype=numpy.float64).reshape(13, 10) / 7
+    v = numpy.arange(6 * 5 * 4, dtype=numpy.int32).reshape(6, 5, 4) - 50
+    return {"u": u, "v": v[:, ::-1], "w": numpy.arange(11.0) * (1 + 2j), "flag": u > 3, "total": u.sum(axis=0)}
+
+
+def test_round_trip_keeps_step_attrs_order_shapes_and_dtypes(folder, comm):
+    path = os.path.join(folder, "ck.h5")
+    sp.checkpoint(path, step=42, attrs={"dt": 0.125, "note": "hello", "dims": numpy.array([13, 10])}, **_fields())
+    step, arrays, attrs = sp.restore(path)
+    assert step == 42
+    assert list(arrays) == ["u", "v", "w", "flag", "total"]
+    assert attrs["dt"] == 0.125 and attrs["note"] == "hello"
+    numpy.testing.assert_array_equal(attrs["dims"], [13, 10])
+    assert set(attrs) == {"dt", "note", "dims"}
+    for name, expected in _expected().items():
+        x = arrays[name]
+        assert x.dtype == expected.dtype and x.shape == expected.shape
+        assert x._st.layout == Layout.balanced(expected.shape, comm.size)
+        numpy.testing.assert_allclose(numpy.asarray(x), expected, rtol=1e-15)
+        numpy.testing.assert_array_equal(h5_read(path, name), numpy.asarray(x))
+    assert leftovers(folder) == []
+
+
+def test_expect_accepts_arrays_and_pairs(folder):
+    path = os.path.join(folder, "ck.h5")
+    f = _fields()
+    sp.checkpoint(path, step=1, **f)
+    ck = sp.restore(path, expect={"u": f["u"], "v": ((6, 5, 4), None), "w": (None, "complex128")})
+    assert ck.step == 1 and set(ck.arrays) == set(f)
+
+
+def test_a_new_checkpoint_replaces_the_old_one_atomically(folder):
+    path = os.path.join(folder, "ck.h5")
+    sp.checkpoint(path, step=1, u=sp.zeros(8))
+    sp.checkpoint(path, step=2, u=sp.ones(8), extra=sp.arange(3))
+    step, arrays, _ = sp.restore(path)
+    assert step == 2 and list(arrays) == ["u", "extra"]
+    numpy.testing.assert_array_equal(numpy.asarray(arrays["u"]), numpy.ones(8))
+    assert leftovers(folder) == []
+
+
+def test_a_failure_mid_write_leaves_the_previous_checkpoint(folder, monkeypatch, comm):
+    path = os.path.join(folder, "ck.h5")
+    u = sp.arange(40.0).reshape(8, 5)
+    sp.checkpoint(path, step=1, u=u)
+    monkeypatch.setattr(sp.io.settings, "buffer_bytes", 40)  # several slabs per rank
+    calls = {"n": 0}
+    real = _h5.write_slab
+    parallel = _h5.parallel()
+
+    def failing(dset, vmap, box, data, dxpl):
+        calls["n"] += 1
+        # A collective write fails on every rank (MPI-IO reports it everywhere);
+        # a serial-path write fails on the last rank, after the others wrote theirs.
+        if calls["n"] == 2 and (parallel or comm.rank == comm.size - 1):
+            raise OSError("No space left on device (injected)")
+        return real(dset, vmap, box, data, dxpl)
+
+    monkeypatch.setattr(_h5, "write_slab", failing)
+    with pytest.raises(OSError, match="injected") as info:
+        sp.checkpoint(path, step=2, u=u * 2)
+    same_on_every_rank(f"{type(info.value).__name__}: {info.value}")
+    monkeypatch.setattr(_h5, "write_slab", real)
+    assert leftovers(folder) == []
+    step, arrays, _ = sp.restore(path)
+    assert step == 1
+    numpy.testing.assert_array_equal(numpy.asarray(arrays["u"]), numpy.arange(40.0).reshape(8, 5))
+
+
+_WRITE = """
+import sys, numpy
+from mpi4py import MPI
+import spmdarray as sp
+path, n = sys.argv[1], int(sys.argv[2])
+assert MPI.COMM_WORLD.size == n, f"{MPI.COMM_WORLD.size} ranks, expected {n}: a foreign mpiexec?"
+sp.io.settings.buffer_bytes = 96
+u = sp.arange(13 * 10, dtype=numpy.float64).reshape(13, 10) / 7
+v = sp.arange(6 * 5 * 4, dtype=numpy.int32).reshape(6, 5, 4) - 50
+sp.checkpoint(path, step=42, attrs={"ranks": n}, u=u, v=v[:, ::-1], w=sp.arange(11.0) * (1 + 2j),
+              flag=u > 3, total=u.sum(axis=0))
+print("WROTE", n)
+"""
+
+_RESTORE = """
+import sys, numpy, h5py
+from mpi4py import MPI
+import spmdarray as sp
+from spmdarray.decomposition import Layout
+path, n = sys.argv[1], int(sys.argv[2])
+assert MPI.COMM_WORLD.size == n, f"{MPI.COMM_WORLD.size} ranks, expected {n}: a foreign mpiexec?"
+step, arrays, attrs = sp.restore(path)
+assert step == 42 and int(attrs["ranks"]) == 3, (step, attrs)
+with h5py.File(path, "r") as f:
+    for name, x in arrays.items():
+        assert x._st.layout == Layout.balanced(x.shape, n), name
+        got = numpy.asarray(x)
+        ref = f[name][()]
+        assert got.dtype == ref.dtype and got.shape == ref.shape, name
+        assert numpy.array_equal(got, ref), name
+print("RESTORED", n, MPI.COMM_WORLD.rank)
+"""
+
+
+@pytest.fixture(scope="module")
+def written_at_3():
+    """A checkpoint written by ``mpiexec -n 3`` (serial pass only)."""
+    from mpi4py import MPI
+
+    if MPI.COMM_WORLD.size > 1:
+        pytest.skip("launches mpiexec itself: runs in the serial pass")
+    with shared_dir() as folder:
+        path = os.path.join(folder, "ck.h5")
+        run_mpi(3, _WRITE, path, "3")
+        yield path
+
+
+@pytest.mark.parametrize("readers", [1, 2, 4])
+def test_written_at_3_ranks_restores_at_1_2_4(readers, written_at_3):
+    _, out = run_mpi(readers, _RESTORE, written_at_3, str(readers))
+    assert out.count("RESTORED") == readers, out
+    for name, expected in _expected().items():
+        numpy.testing.assert_allclose(h5_read(written_at_3, name), expected, rtol=1e-15)
+
+
+_CRASH = """
+import os, sys, numpy
+from mpi4py import MPI
+import spmdarray as sp
+from spmdarray.io import _h5
+path, n = sys.argv[1], int(sys.argv[2])
+world = MPI.COMM_WORLD
+assert world.size == n, f"{world.size} ranks, expected {n}: a foreign mpiexec?"
+u = sp.arange(40.0).reshape(8, 5)
+sp.checkpoint(path, step=1, u=u)
+sp.io.settings.buffer_bytes = 40
+real, calls = _h5.write_slab, [0]
+
+def crashing(*args):
+    real(*args)
+    calls[0] += 1
+    if world.rank == world.size - 1 and calls[0] == 2:
+        os._exit(17)  # killed part-way through its blocks: no cleanup runs
+
+_h5.write_slab = crashing
+sp.checkpoint(path, step=2, u=u * 2)
+print("NOT REACHED")
+"""
+
+
+def test_a_crash_mid_write_leaves_the_previous_checkpoint(comm):
+    if comm.size > 1:
+        pytest.skip("launches mpiexec itself: runs in the serial pass")
+    with shared_dir() as folder:
+        path = os.path.join(folder, "ck.h5")
+        rc, out = run_mpi(2, _CRASH, path, "2", expect_rc=None)
+        assert rc != 0 and "NOT REACHED" not in out, out
+        with h5py.File(path, "r") as f:
+            assert f.attrs["spmdarray_step"] == 1
+            numpy.testing.assert_array_equal(f["u"][...], numpy.arange(40.0).reshape(8, 5))
+        assert len(leftovers(folder)) == 1, os.listdir(folder)  # the killed job's temporary file
+        step, arrays, _ = sp.restore(path)
+        assert step == 1
+        sp.checkpoint(path, step=3, u=arrays["u"])  # the next checkpoint removes it
+        assert leftovers(folder) == []
+        assert sp.restore(path).step == 3
