@@ -404,7 +404,7 @@ def get_backend(name: str | None, ctx) -> Backend:
                 warnings.warn(
                     f"spmdarray: backend 'auto' uses NumPy: {why}. Set SPMDARRAY_BACKEND=numpy to silence this",
                     BackendWarning,
-                    stacklevel=4,
+                    stacklevel=_outside_package(),
                 )
         else:
             cp, dev = found
@@ -412,6 +412,17 @@ def get_backend(name: str | None, ctx) -> Backend:
             be = Backend("cupy", cp, device=dev, gpu_aware=aware, rank=ctx.rank)
     _resolved[key] = be
     return be
+
+
+def _outside_package() -> int:
+    """``stacklevel`` of the first caller outside spmdarray (warnings then name user code)."""
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(here):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def context(comm=None, backend: str | None = None):
