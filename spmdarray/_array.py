@@ -275,6 +275,30 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
             perm = _perm(axes, self.ndim)
         return ndarray._new(self._st, self._map.transpose(perm))
 
+    def swapaxes(self, axis1: int, axis2: int) -> ndarray:
+        """View with two axes interchanged.  Not collective."""
+        from ._axes import swapaxes
+
+        return swapaxes(self, axis1, axis2)
+
+    def squeeze(self, axis=None) -> ndarray:
+        """View without length-1 axes.  Not collective."""
+        from ._axes import squeeze
+
+        return squeeze(self, axis)
+
+    def cumsum(self, axis=None, dtype=None, out=None) -> ndarray:
+        """Cumulative sum, a prefix scan across ranks.  Collective."""
+        from ._scans import cumsum
+
+        return cumsum(self, axis, dtype, out)
+
+    def cumprod(self, axis=None, dtype=None, out=None) -> ndarray:
+        """Cumulative product, a prefix scan across ranks.  Collective."""
+        from ._scans import cumprod
+
+        return cumprod(self, axis, dtype, out)
+
     def reshape(self, *shape, order: str = "C", copy=None) -> ndarray:
         from ._manipulation import reshape
 
