@@ -21,6 +21,13 @@ _UFUNCS = sorted(n for n in dir(np) if isinstance(getattr(np, n, None), np.ufunc
 
 _ARRAY_FUNCTIONS = [
     "all",
+    "column_stack",
+    "concat",
+    "concatenate",
+    "dstack",
+    "hstack",
+    "stack",
+    "vstack",
     "atleast_1d",
     "atleast_2d",
     "atleast_3d",

@@ -86,8 +86,6 @@ def nancumprod(a, axis=None, dtype=None, out=None):
 @implements(np.diff)
 def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
     """``n``-th discrete difference along ``axis``.  Collective (edge cells only move)."""
-    if prepend is not np._NoValue or append is not np._NoValue:
-        raise NotImplementedError("numpy.diff with prepend= or append= (needs a distributed concatenate)")
     n = operator.index(n)
     if n == 0:
         return a
@@ -96,6 +94,19 @@ def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
     if a.ndim == 0:
         raise ValueError("diff requires input that is at least one dimensional")
     axis = normalize_axis_index(axis, a.ndim)
+    if prepend is not np._NoValue or append is not np._NoValue:
+        from ._joining import concatenate
+
+        parts = []
+        for extra in (prepend, None, append):
+            if extra is None:
+                parts.append(a)
+            elif extra is not np._NoValue:
+                if np.ndim(extra) == 0:  # a scalar becomes one slice, as in NumPy
+                    shape = tuple(1 if k == axis else m for k, m in enumerate(a.shape))
+                    extra = np.broadcast_to(np.asarray(extra), shape)
+                parts.append(extra)
+        a = concatenate(parts, axis=axis)
     hi = tuple(slice(1, None) if k == axis else slice(None) for k in range(a.ndim))
     lo = tuple(slice(None, -1) if k == axis else slice(None) for k in range(a.ndim))
     op = np.not_equal if a.dtype == np.bool_ else np.subtract
@@ -107,10 +118,22 @@ def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
 @implements(np.ediff1d)
 def ediff1d(ary, to_end=None, to_begin=None):
     """Differences of the flattened array.  Collective."""
-    if to_end is not None or to_begin is not None:
-        raise NotImplementedError("numpy.ediff1d with to_end= or to_begin= (needs a distributed concatenate)")
     flat = ary.ravel()
-    return _engine.elementwise(np.subtract, [flat[1:], flat[:-1]])
+    d = _engine.elementwise(np.subtract, [flat[1:], flat[:-1]])
+    if to_end is None and to_begin is None:
+        return d
+    from ._joining import concatenate
+
+    parts = []
+    for extra, name in ((to_begin, "to_begin"), (d, None), (to_end, "to_end")):
+        if name is None:
+            parts.append(d)
+        elif extra is not None:
+            extra = extra if _engine.is_distributed(extra) else np.asanyarray(extra)
+            if not np.can_cast(extra.dtype, ary.dtype, casting="same_kind"):
+                raise TypeError(f"dtype of `{name}` must be compatible with input `ary` under the `same_kind` rule.")
+            parts.append(extra.ravel())
+    return concatenate(parts).astype(d.dtype, copy=False)
 
 
 @implements(np.gradient)

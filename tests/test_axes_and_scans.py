@@ -119,8 +119,15 @@ def test_diff_and_ediff1d_match_numpy(shape):
         numpy.diff(x, -1)
     with pytest.raises(ValueError, match="at least one dimensional"):
         numpy.diff(sp.array(1.0))
-    with pytest.raises(NotImplementedError, match="prepend"):
-        numpy.diff(x, prepend=0)
+    assert_eq(numpy.diff(x, prepend=0.5), numpy.diff(a, prepend=0.5), exact=True)
+    assert_eq(numpy.diff(x, n=2, axis=0, append=x[:1]), numpy.diff(a, n=2, axis=0, append=a[:1]), exact=True)
+    assert_eq(
+        numpy.diff(x, prepend=a[..., :2], append=x[..., -1:]), numpy.diff(a, prepend=a[..., :2], append=a[..., -1:])
+    )
+    assert_eq(numpy.ediff1d(x, to_begin=[1, 2], to_end=9), numpy.ediff1d(a, to_begin=[1, 2], to_end=9), exact=True)
+    assert_eq(numpy.ediff1d(x, to_end=x[:2]), numpy.ediff1d(a, to_end=a[:2]), exact=True)
+    with pytest.raises(TypeError, match="dtype of `to_begin` must be compatible"):
+        numpy.ediff1d(sp.array(i), to_begin=1.5)
 
 
 @pytest.mark.parametrize("shape", [(13,), (6, 7), (3, 4, 5), (3, 2)], ids=str)
@@ -211,3 +218,65 @@ def test_cumulative_sum_prod_and_trapezoid(dtype):
         numpy.cumulative_sum(x)
     with pytest.raises(NotImplementedError, match="include_initial"):
         numpy.cumulative_sum(x, axis=0, include_initial=True)
+
+
+# ------------------------------------------------------------------ joining
+
+JOIN_CASES = [
+    [(3, 4), (5, 4), (0, 4), (1, 4)],
+    [(7,), (2,), (9,)],
+    [(2, 3, 4), (2, 3, 1)],
+]
+
+
+@pytest.mark.parametrize("shapes", JOIN_CASES, ids=str)
+def test_concatenate_matches_numpy(shapes):
+    parts = [ref(s, seed=k) for k, s in enumerate(shapes)]
+    xs = [sp.array(p) for p in parts]
+    axis = 2 if len(shapes[0]) == 3 else 0
+    assert_eq(numpy.concatenate(xs, axis=axis), numpy.concatenate(parts, axis=axis), exact=True)
+    assert_eq(numpy.concatenate(xs, axis=None), numpy.concatenate(parts, axis=None), exact=True)
+    # views with negative steps, a NumPy array among the inputs, and dtype promotion
+    mixed = [xs[0][::-1], parts[1], sp.array(parts[-1].astype(numpy.float32))]
+    want = [parts[0][::-1], parts[1], parts[-1].astype(numpy.float32)]
+    assert_eq(numpy.concatenate(mixed, axis=axis), numpy.concatenate(want, axis=axis), exact=True)
+    assert_eq(sp.concat(xs, axis=axis), numpy.concat(parts, axis=axis), exact=True)
+
+
+def test_stack_family_matches_numpy():
+    a, b = ref((4, 3)), ref((4, 3), seed=1)
+    x, y = sp.array(a), sp.array(b)
+    for axis in (0, 1, 2, -1):
+        assert_eq(numpy.stack([x, y], axis=axis), numpy.stack([a, b], axis=axis), exact=True)
+    assert_eq(numpy.vstack([x, y]), numpy.vstack([a, b]), exact=True)
+    assert_eq(numpy.hstack([x, y]), numpy.hstack([a, b]), exact=True)
+    assert_eq(numpy.dstack([x, y]), numpy.dstack([a, b]), exact=True)
+    u, v = ref((5,)), ref((5,), seed=2)
+    xu, xv = sp.array(u), sp.array(v)
+    assert_eq(numpy.vstack([xu, xv]), numpy.vstack([u, v]), exact=True)
+    assert_eq(numpy.hstack([xu, xv]), numpy.hstack([u, v]), exact=True)
+    assert_eq(numpy.column_stack([xu, xv]), numpy.column_stack([u, v]), exact=True)
+    assert_eq(numpy.column_stack([x, y[:, 0]]), numpy.column_stack([a, b[:, 0]]), exact=True)
+    assert_eq(numpy.stack([x, y], dtype=numpy.float32), numpy.stack([a, b], dtype=numpy.float32), exact=True)
+
+
+def test_concatenate_errors_and_out():
+    a, b = ref((3, 4)), ref((3, 5))
+    x, y = sp.array(a), sp.array(b)
+    for call in (
+        lambda p, q, m: m.concatenate([p, q], axis=0),
+        lambda p, q, m: m.concatenate([p, q[0]], axis=1),
+        lambda p, q, m: m.concatenate([p, q], axis=2),
+        lambda p, q, m: m.stack([p, q]),
+        lambda p, q, m: m.concatenate([p, q.astype(numpy.complex128)], axis=1, dtype=numpy.float64),
+    ):
+        with pytest.raises(Exception) as want:
+            call(a, b, numpy)
+        with pytest.raises(type(want.value)) as got:
+            call(x, y, numpy)
+        assert str(got.value) == str(want.value)
+    with pytest.raises(ValueError, match="zero-dimensional arrays cannot be concatenated"):
+        numpy.concatenate([sp.array(1.0), sp.array(2.0)])
+    out = sp.zeros((3, 9))
+    assert numpy.concatenate([x, y], axis=1, out=out) is out
+    assert_eq(out, numpy.concatenate([a, b], axis=1), exact=True)
