@@ -21,6 +21,15 @@ _UFUNCS = sorted(n for n in dir(np) if isinstance(getattr(np, n, None), np.ufunc
 
 _ARRAY_FUNCTIONS = [
     "all",
+    "array_split",
+    "count_nonzero",
+    "dsplit",
+    "hsplit",
+    "ptp",
+    "roll",
+    "split",
+    "vsplit",
+    "where",
     "column_stack",
     "concat",
     "concatenate",

@@ -280,3 +280,65 @@ def test_concatenate_errors_and_out():
     out = sp.zeros((3, 9))
     assert numpy.concatenate([x, y], axis=1, out=out) is out
     assert_eq(out, numpy.concatenate([a, b], axis=1), exact=True)
+
+
+# ---------------------------------------------------- splitting, roll, where
+
+
+@pytest.mark.parametrize("shape", [(10, 3), (7,), (4, 6, 5), (0, 3)], ids=str)
+def test_split_family_and_roll_match_numpy(shape):
+    a = ref(shape)
+    x = sp.array(a)
+    for sections in (1, 2, 3, 5, [1, 4], [3, 1, 8], []):
+        got, want = numpy.array_split(x, sections), numpy.array_split(a, sections)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert_eq(g, w, exact=True)
+    if shape[0] % 2 == 0:
+        for g, w in zip(numpy.split(x, 2), numpy.split(a, 2)):
+            assert_eq(g, w, exact=True)
+    if shape[0]:  # 10, 7 and 4 rows: 3 sections do not divide them
+        with pytest.raises(ValueError, match="does not result in an equal division"):
+            numpy.split(x, 3)
+    if len(shape) >= 2:
+        for g, w in zip(numpy.hsplit(x, [1]), numpy.hsplit(a, [1])):
+            assert_eq(g, w, exact=True)
+        for g, w in zip(numpy.vsplit(x, [2]), numpy.vsplit(a, [2])):
+            assert_eq(g, w, exact=True)
+    if len(shape) == 3:
+        for g, w in zip(numpy.dsplit(x, [2, 3]), numpy.dsplit(a, [2, 3])):
+            assert_eq(g, w, exact=True)
+    parts = numpy.array_split(x, 2)
+    parts[0][...] = 7.0  # views of x
+    numpy.array_split(a, 2)[0][...] = 7.0
+    assert_eq(x, a, exact=True)
+    for shift in (0, 1, -3, 11, 25):
+        assert_eq(numpy.roll(x, shift), numpy.roll(a, shift), exact=True)
+        assert_eq(numpy.roll(x, shift, axis=0), numpy.roll(a, shift, axis=0), exact=True)
+    if len(shape) >= 2:
+        assert_eq(numpy.roll(x, (1, -2), (0, 1)), numpy.roll(a, (1, -2), (0, 1)), exact=True)
+        assert_eq(numpy.roll(x, 2, (1, 1)), numpy.roll(a, 2, (1, 1)), exact=True)
+    r = numpy.roll(x, 0)
+    r[...] = 0.0  # roll returns a copy
+    assert_eq(x, a, exact=True)
+
+
+def test_where_count_nonzero_ptp_match_numpy():
+    a, b = ref((9, 5)), ref((9, 5), seed=1)
+    x, y = sp.array(a), sp.array(b)
+    c = a > 0
+    assert_eq(numpy.where(sp.array(c), x, y), numpy.where(c, a, b), exact=True)
+    assert_eq(numpy.where(x > 0, x, 0.0), numpy.where(a > 0, a, 0.0), exact=True)
+    assert_eq(numpy.where(x[:, :1] > 0, 1, y), numpy.where(a[:, :1] > 0, 1, b), exact=True)
+    i = ref((9, 5), numpy.int16)
+    assert_eq(numpy.where(sp.array(i), 2, numpy.float32(0.5)), numpy.where(i, 2, numpy.float32(0.5)), exact=True)
+    assert_eq(numpy.where(c, sp.array(i), 7), numpy.where(c, i, 7), exact=True)
+    with pytest.raises(ValueError, match="could not be broadcast"):
+        numpy.where(x > 0, x, y[:3])
+    with pytest.raises(NotImplementedError, match="one argument"):
+        numpy.where(x > 0)
+    for axis in (None, 0, 1):
+        assert_eq(numpy.count_nonzero(sp.array(i % 3), axis=axis), numpy.count_nonzero(i % 3, axis=axis))
+        assert_eq(numpy.ptp(x, axis=axis), numpy.ptp(a, axis=axis), exact=True)
+    assert_eq(numpy.count_nonzero(sp.array(c), axis=0, keepdims=True), numpy.count_nonzero(c, axis=0, keepdims=True))
+    assert_eq(numpy.ptp(sp.array(i), axis=1, keepdims=True), numpy.ptp(i, axis=1, keepdims=True), exact=True)
