@@ -21,6 +21,9 @@ _UFUNCS = sorted(n for n in dir(np) if isinstance(getattr(np, n, None), np.ufunc
 
 _ARRAY_FUNCTIONS = [
     "all",
+    "trace",
+    "tril",
+    "triu",
     "array_split",
     "count_nonzero",
     "dsplit",

@@ -1,4 +1,5 @@
-"""``where`` (three arguments), ``count_nonzero`` and ``ptp`` from the engine's pieces."""
+"""``where`` (three arguments), ``count_nonzero``, ``ptp``, ``tril``/``triu`` and ``trace``,
+built from the engine's pieces (masks are generated per block, so nothing is gathered)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from . import _engine
 from ._dispatch import copyto, implements
 from ._reductions import reduce
 
-__all__ = ["where", "count_nonzero", "ptp"]
+__all__ = ["where", "count_nonzero", "ptp", "tril", "triu", "trace"]
 
 
 @implements(np.where)
@@ -55,3 +56,53 @@ def ptp(a, axis=None, out=None, keepdims=False):
     if out is not None:
         return _engine.elementwise(np.subtract, [hi, lo], out=(out,))
     return np.subtract(hi, lo)
+
+
+def _tri_mask(n: int, m: int, k: int, ctx):
+    """Distributed boolean ``tri(n, m, k)``: True where ``col - row <= k``."""
+    from ._creation import generate
+
+    def fill(box, xp):
+        (r0, r1), (c0, c1) = box
+        return (xp.arange(c0, c1)[None, :] - xp.arange(r0, r1)[:, None]) <= k
+
+    return generate((n, m), bool, fill, ctx)
+
+
+def _last2(m):
+    if m.ndim == 0:
+        raise TypeError("tri() missing 1 required positional argument: 'N'")  # NumPy: tri(*m.shape[-2:])
+    return m.shape[-2:] if m.ndim >= 2 else (m.shape[0], m.shape[0])
+
+
+@implements(np.tril)
+def tril(m, k=0):
+    """Lower triangle (elements with ``col - row <= k``); zeros elsewhere.  Collective."""
+    n, c = _last2(m)
+    return where(_tri_mask(n, c, int(k), m._st.ctx), m, np.zeros(1, m.dtype)[0])
+
+
+@implements(np.triu)
+def triu(m, k=0):
+    """Upper triangle (elements with ``col - row >= k``); zeros elsewhere.  Collective."""
+    n, c = _last2(m)
+    return where(_tri_mask(n, c, int(k) - 1, m._st.ctx), np.zeros(1, m.dtype)[0], m)
+
+
+@implements(np.trace)
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    """Sum along a diagonal of a 2-D array.  Collective.
+
+    The masked sum adds the diagonal in another order than NumPy, so float
+    results may differ in the last bits.  Arrays of other than two
+    dimensions raise ``NotImplementedError``.
+    """
+    if a.ndim != 2 or {axis1 % 2, axis2 % 2} != {0, 1}:
+        raise NotImplementedError("numpy.trace of arrays other than 2-D (axes 0 and 1)")
+    t = a.T if axis1 % 2 == 1 else a
+    n, c = t.shape
+    ctx = a._st.ctx
+    diag = _engine.elementwise(
+        np.logical_and, [_tri_mask(n, c, int(offset), ctx), ~_tri_mask(n, c, int(offset) - 1, ctx)]
+    )
+    return reduce("sum", where(diag, t, np.zeros(1, a.dtype)[0]), dtype=dtype, out=out)

@@ -342,3 +342,22 @@ def test_where_count_nonzero_ptp_match_numpy():
         assert_eq(numpy.ptp(x, axis=axis), numpy.ptp(a, axis=axis), exact=True)
     assert_eq(numpy.count_nonzero(sp.array(c), axis=0, keepdims=True), numpy.count_nonzero(c, axis=0, keepdims=True))
     assert_eq(numpy.ptp(sp.array(i), axis=1, keepdims=True), numpy.ptp(i, axis=1, keepdims=True), exact=True)
+
+
+@pytest.mark.parametrize("shape", [(6, 6), (5, 8), (9, 3), (2, 4, 5), (7,)], ids=str)
+def test_tril_triu_trace_match_numpy(shape):
+    a = ref(shape)
+    x = sp.array(a)
+    for k in (-10, -2, -1, 0, 1, 3, 10):
+        assert_eq(numpy.tril(x, k), numpy.tril(a, k), exact=True)
+        assert_eq(numpy.triu(x, k), numpy.triu(a, k), exact=True)
+        if len(shape) == 2:
+            assert_eq(numpy.trace(x, k), numpy.trace(a, k), rtol=1e-13)
+            i = ref(shape, numpy.int8)
+            assert_eq(numpy.trace(sp.array(i), k), numpy.trace(i, k), exact=True)
+            assert_eq(numpy.trace(x, k, axis1=1, axis2=0), numpy.trace(a, k, axis1=1, axis2=0), rtol=1e-13)
+    assert_eq(numpy.tril(x[::-1]), numpy.tril(a[::-1]), exact=True)
+    i = ref(shape, numpy.int32)
+    assert_eq(numpy.triu(sp.array(i), 1), numpy.triu(i, 1), exact=True)
+    with pytest.raises(TypeError, match="missing 1 required positional argument"):
+        numpy.tril(sp.array(1.0))
