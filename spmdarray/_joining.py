@@ -114,7 +114,7 @@ def vstack(tup, *, dtype=None, casting="same_kind"):
 def hstack(tup, *, dtype=None, casting="same_kind"):
     """Stack along the second axis (the first for 1-D inputs).  Collective."""
     arrs = _lift(atleast_1d, tup)
-    axis = 0 if arrs and _shape_dtype(arrs[0])[0].__len__() == 1 else 1
+    axis = 0 if arrs and np.ndim(arrs[0]) == 1 else 1
     return concatenate(arrs, axis, dtype=dtype, casting=casting)
 
 

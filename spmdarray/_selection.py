@@ -26,7 +26,7 @@ def where(condition, *xy):
     from ._creation import empty
 
     ctx = _engine.context_of(condition, x, y)
-    shapes = [_engine._shape_of(v) if _engine.is_distributed(v) else np.shape(v) for v in (condition, x, y)]
+    shapes = [np.shape(v) for v in (condition, x, y)]
     try:
         shape = np.broadcast_shapes(*shapes)
     except ValueError:
