@@ -160,7 +160,11 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         _engine.assign(view, value)
 
     def __getattr__(self, name: str):
-        # Only reached for names the class lacks.
+        # Only reached for names the class lacks.  A method that mirrors a NumPy
+        # function registered in the dispatch table calls that function.
+        mirror = _mirror_method(self, name)
+        if mirror is not None:
+            return mirror
         if not name.startswith("_") and hasattr(np.ndarray, name):
             raise _MissingMethod(
                 f"spmdarray.ndarray.{name} is not implemented yet; it was not computed by gathering the "
@@ -391,6 +395,53 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         from ._dispatch import round_
 
         return round_(self, decimals, out)
+
+
+#: ndarray methods that take the same arguments as the NumPy function of the same
+#: name, with the array first; each works once that function is registered.
+_MIRRORED = (
+    "argpartition",
+    "argsort",
+    "choose",
+    "compress",
+    "conj",
+    "conjugate",
+    "diagonal",
+    "nonzero",
+    "ptp",
+    "put",
+    "repeat",
+    "searchsorted",
+    "take",
+    "trace",
+)
+#: In-place methods: ``a.sort(...)`` stores ``numpy.sort(a, ...)`` into ``a``.
+_IN_PLACE = ("sort", "partition")
+
+
+def _mirror_method(x, name: str):
+    from ._dispatch import HANDLED
+
+    if name in _MIRRORED:
+        func = getattr(np, name)
+        if func in HANDLED or isinstance(func, np.ufunc):
+
+            def method(*args, **kwargs):
+                return func(x, *args, **kwargs)
+
+            method.__name__ = name
+            method.__doc__ = f"Same as ``numpy.{name}(a, ...)`` (see its docstring)."
+            return method
+    elif name in _IN_PLACE and getattr(np, name) in HANDLED:
+        func = getattr(np, name)
+
+        def in_place(*args, **kwargs) -> None:
+            x[...] = func(x, *args, **kwargs)
+
+        in_place.__name__ = name
+        in_place.__doc__ = f"In place: ``a[...] = numpy.{name}(a, ...)``.  Collective."
+        return in_place
+    return None
 
 
 class _MissingMethod(NotImplementedError, AttributeError):

@@ -14,9 +14,12 @@ import numpy as np
 from . import _engine
 from ._reductions import argreduce, normalize_axes, reduce
 
-__all__ = ["HANDLED", "implements", "array_ufunc", "array_function", "round_"]
+__all__ = ["HANDLED", "REPLICATED", "implements", "array_ufunc", "array_function", "round_"]
 
 HANDLED: dict = {}
+#: NumPy functions whose implementation replicates its (small) inputs or result on
+#: every rank instead of distributing it; the API coverage table marks them so.
+REPLICATED: set = set()
 
 _REDUCE = {
     np.add: "sum",
@@ -28,12 +31,21 @@ _REDUCE = {
 }
 
 
-def implements(*funcs):
-    """Register an implementation for NumPy functions (``__array_function__``)."""
+def implements(*funcs, replicated: bool = False):
+    """Register an implementation for NumPy functions (``__array_function__``).
+
+    ``replicated=True`` marks an implementation that holds its inputs or its
+    result whole on every rank (meant for small arrays only); the generated
+    API coverage table lists it as replicated rather than distributed.
+    """
 
     def deco(impl):
         for f in funcs:
             HANDLED[f] = impl
+            if replicated:
+                REPLICATED.add(f)
+            else:
+                REPLICATED.discard(f)
         return impl
 
     return deco
