@@ -1,161 +1,253 @@
-"""Generate the tables of docs/api_coverage.md.
+"""Generate docs/api_coverage.md from the installed NumPy and spmdarray itself.
 
 Run from the repository root (no MPI needed; importing spmdarray does not
 initialise it)::
 
-    python docs/gen_api_coverage.py            # print the tables
-    python docs/gen_api_coverage.py --update   # rewrite them in docs/api_coverage.md
+    python docs/gen_api_coverage.py            # print the page
+    python docs/gen_api_coverage.py --update   # rewrite docs/api_coverage.md
+    python docs/gen_api_coverage.py --check    # exit 1 if the committed page is out of date (CI)
 
-The lists come from the installed NumPy and from spmdarray's own registries
-(``_namespace``, ``_dispatch.HANDLED``, ``random.__all__``), so they stay
-accurate when either changes.  ``--update`` replaces the text between the
-``BEGIN GENERATED`` and ``END GENERATED`` markers of docs/api_coverage.md.
+The page is ``docs/api_coverage.in.md`` (hand-written text) with its
+``{{TOTALS}}`` and ``{{TABLES}}`` markers replaced.  Each name of NumPy's
+main namespace (functions and ufuncs), ``numpy.ndarray`` (methods),
+``numpy.linalg``, ``numpy.fft``, ``numpy.random`` and
+``numpy.random.Generator`` (methods) gets one status, decided from
+spmdarray's registries, never by hand:
+
+``distributed``
+    Runs on the blocks where they live (``HANDLED`` in ``_dispatch``, an
+    elementwise ufunc, or a function spmdarray defines itself).
+``replicated``
+    Implemented, holding a small input or the result whole on every rank
+    (registered with ``implements(..., replicated=True)``), or an explicit
+    conversion that returns all the data (``tolist``).
+``no arrays``
+    NumPy's own function, correct as it is because it takes no arrays
+    (``_namespace.NO_ARRAYS``: printing options, dtype queries, ...).
+``not implemented``
+    Raises ``NotImplementedError`` naming the function.
+
+Per-name notes (documented deviations) come from ``NOTES`` in
+``docs/api_notes.py``.
 """
 
 from __future__ import annotations
 
+import os
 import pathlib
+import re
 import sys
-import textwrap
+import types
 
 import numpy
 
-import spmdarray
-from spmdarray import _namespace
-from spmdarray._dispatch import _REDUCE, HANDLED
+os.environ.setdefault("SPMDARRAY_BACKEND", "numpy")  # no backend warning: the page does not depend on it
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-_ALIAS_OF = {}
-for _n in dir(numpy):
-    _f = getattr(numpy, _n, None)
-    if isinstance(_f, numpy.ufunc) and _f.__name__ != _n:
-        _ALIAS_OF[_n] = _f.__name__
+from api_notes import NOTES  # noqa: E402
 
+import spmdarray  # noqa: E402
+import spmdarray.random  # noqa: E402
+from spmdarray import _array, _namespace  # noqa: E402
+from spmdarray._dispatch import HANDLED, REPLICATED  # noqa: E402
 
-def code_list(names, width=100) -> str:
-    """Names as a wrapped, comma-separated list of inline code."""
-    text = ", ".join(f"`{n}`" for n in names)
-    return "\n".join(textwrap.wrap(text, width=width, break_on_hyphens=False))
+DIST, REPL, OWN, MISSING = "distributed", "replicated", "no arrays", "not implemented"
+STATUSES = (DIST, REPL, OWN, MISSING)
+#: ndarray methods that return all of the array's data by request.
+GATHERING_METHODS = {"tolist", "tobytes", "tofile", "dump", "dumps"}
+#: NumPy's test runners are not API: left out of every count.
+EXCLUDED = {"test"}
 
-
-def ufunc_table() -> list[str]:
-    rows = [
-        "| ufunc | in -> out | call on spmdarray arrays | `reduce` | `accumulate` |",
-        "|-------|-----------|--------------------------|----------|--------------|",
-    ]
-    for name in _namespace._UFUNCS:
-        u = getattr(numpy, name)
-        alias = f" (alias of `{_ALIAS_OF[name]}`)" if name in _ALIAS_OF else ""
-        if u.signature is None:
-            call = "elementwise, distributed"
-        elif u is numpy.matmul:
-            call = f"SUMMA, 1-D and 2-D operands (signature `{u.signature}`)"
-        else:
-            call = f"NotImplementedError (generalized ufunc `{u.signature}`)"
-        assoc = u in _REDUCE
-        red = f"yes (as `{_REDUCE[u]}`)" if assoc else "NotImplementedError"
-        acc = "yes, one axis" if assoc else "NotImplementedError"
-        if u.nin != 2 or u.nout != 1:
-            red = acc = "n/a"
-        rows.append(f"| `{name}`{alias} | {u.nin} -> {u.nout} | {call} | {red} | {acc} |")
-    return rows
+HERE = pathlib.Path(__file__).resolve().parent
+TEMPLATE = HERE / "api_coverage.in.md"
+PAGE = HERE / "api_coverage.md"
 
 
-def handled_names() -> list[str]:
+def public_callables(mod) -> list[str]:
+    """Public functions and ufuncs of a module (no classes, modules or constants)."""
     out = []
-    for f in HANDLED:
-        mod = getattr(f, "__module__", "numpy") or "numpy"
-        prefix = "numpy." if mod.startswith("numpy") and not mod.startswith("numpy.linalg") else mod + "."
-        out.append(prefix + f.__name__)
-    return sorted(set(out))
-
-
-def dispatching_not_handled() -> list[str]:
-    """NumPy dispatchers missing from HANDLED whose ``spmdarray.<name>`` is NumPy's own function."""
-    handled = set(HANDLED)
-    names = []
-    for n in dir(numpy):
-        if n.startswith("_"):
+    for n in dir(mod):
+        if n.startswith("_") or n in EXCLUDED:
             continue
-        f = getattr(numpy, n, None)
-        if isinstance(f, numpy.ufunc) or not hasattr(f, "_implementation"):
-            continue
-        if f not in handled and getattr(spmdarray, n, None) is f:
-            names.append(n)
-    return sorted(names)
-
-
-def linalg_not_handled() -> list[str]:
-    out = []
-    for n in dir(numpy.linalg):
-        f = getattr(numpy.linalg, n)
-        if not n.startswith("_") and hasattr(f, "_implementation") and f not in HANDLED:
-            out.append("linalg." + n)
-    return sorted(out)
-
-
-def plain_numpy_creators() -> list[str]:
-    """Top-level NumPy callables without dispatch that spmdarray neither defines nor stubs."""
-    own = set(spmdarray.__all__) | set(_namespace._NOT_DISTRIBUTED)
-    out = []
-    for n in dir(numpy):
-        if n.startswith("_") or n in own:
-            continue
-        f = getattr(numpy, n, None)
-        if not callable(f) or isinstance(f, (type, numpy.ufunc)) or hasattr(f, "_implementation"):
-            continue
-        out.append(n)
-    return sorted(out)
-
-
-def ndarray_members() -> tuple[list[str], list[str]]:
-    ours = {n for n in dir(spmdarray.ndarray) if not n.startswith("_")}
-    theirs = {n for n in dir(numpy.ndarray) if not n.startswith("_")}
-    return sorted(ours), sorted(theirs - ours)
-
-
-BEGIN = "<!-- BEGIN GENERATED by docs/gen_api_coverage.py -->"
-END = "<!-- END GENERATED -->"
-
-
-def tables() -> list[str]:
-    """The generated section, as a list of Markdown blocks."""
-    ours, missing = ndarray_members()
-    sections = [
-        ("Ufuncs", "\n".join(ufunc_table())),
-        (
-            "NumPy functions implemented for spmdarray arrays (`__array_function__` registry)",
-            code_list(handled_names()),
-        ),
-        (
-            "NumPy functions that dispatch but raise NotImplementedError",
-            code_list(dispatching_not_handled() + linalg_not_handled()),
-        ),
-        ("Creation stubs that raise NotImplementedError", code_list(sorted(_namespace._NOT_DISTRIBUTED))),
-        ("NumPy callables passed through unchanged (they return NumPy objects)", code_list(plain_numpy_creators())),
-        ("`spmdarray.ndarray` attributes and methods", code_list(ours)),
-        (
-            "`numpy.ndarray` attributes and methods that `spmdarray.ndarray` lacks (NotImplementedError)",
-            code_list(missing),
-        ),
-        ("`spmdarray.random`", code_list(sorted(spmdarray.random.__all__))),
-    ]
-    out = [f"Generated with NumPy {numpy.__version__}."]
-    for title, body in sections:
-        out += [f"### {title}", body]
+        f = getattr(mod, n)
+        if isinstance(f, numpy.ufunc) or (callable(f) and not isinstance(f, (type, types.ModuleType))):
+            out.append(n)
     return out
 
 
-def main(argv: list[str]) -> None:
-    text = "\n\n".join(tables()) + "\n"
-    if argv[1:] != ["--update"]:
-        sys.stdout.write(text)
-        return
-    path = pathlib.Path(__file__).with_name("api_coverage.md")
-    doc = path.read_text()
-    head, rest = doc.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    path.write_text(f"{head}{BEGIN}\n\n{text}\n{END}{tail}")
+def _is_stub(obj) -> bool:
+    return obj is None or bool(getattr(obj, "_spmdarray_stub", False))
+
+
+def _registered(f) -> str:
+    if f not in HANDLED:
+        return MISSING
+    return REPL if f in REPLICATED else DIST
+
+
+def function_status(ours_mod, np_mod, name: str) -> str:
+    """Status of ``np_mod.<name>`` as ``ours_mod.<name>``."""
+    theirs = getattr(np_mod, name)
+    try:
+        ours = getattr(ours_mod, name)
+    except (AttributeError, NotImplementedError):
+        return MISSING
+    if _is_stub(ours):
+        return MISSING
+    if isinstance(theirs, numpy.ufunc):
+        if theirs.signature is None:
+            return DIST
+        if theirs is numpy.matmul:
+            return DIST
+        return _registered(theirs)
+    if ours is theirs:
+        if hasattr(theirs, "_implementation"):
+            return _registered(theirs)
+        if name in _namespace.NO_ARRAYS:
+            return OWN
+        return MISSING
+    return REPL if theirs in REPLICATED else DIST
+
+
+def method_status(name: str) -> str:
+    """Status of ``numpy.ndarray.<name>`` on ``spmdarray.ndarray``."""
+    cls = spmdarray.ndarray
+    if any(name in vars(k) for k in cls.__mro__ if k is not object):
+        return REPL if name in GATHERING_METHODS else DIST
+    if name in _array._MIRRORED or name in _array._IN_PLACE:
+        f = getattr(numpy, name, None)
+        if f is not None and (f in HANDLED or isinstance(f, numpy.ufunc)):
+            return REPL if f in REPLICATED else DIST
+    return MISSING
+
+
+def random_status(name: str) -> str:
+    mod = spmdarray.random
+    obj = vars(mod).get(name)
+    if obj is None or _is_stub(obj):
+        return MISSING
+    return DIST
+
+
+def generator_status(name: str) -> str:
+    gen = spmdarray.random.Generator
+    if any(name in vars(k) for k in gen.__mro__ if k is not object):
+        return DIST
+    return MISSING
+
+
+def ndarray_methods() -> list[str]:
+    nd = numpy.ndarray
+    return sorted(n for n in dir(nd) if not n.startswith("_") and n not in EXCLUDED and callable(getattr(nd, n)))
+
+
+def generator_methods() -> list[str]:
+    g = numpy.random.Generator
+    return sorted(n for n in dir(g) if not n.startswith("_") and callable(getattr(g, n)))
+
+
+def areas() -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """``(title, prefix, [(name, status), ...])`` for each counted area."""
+    ours_linalg = getattr(spmdarray, "linalg", numpy.linalg)
+    ours_fft = getattr(spmdarray, "fft", numpy.fft)
+    return [
+        (
+            "Main namespace: functions and ufuncs",
+            "numpy.",
+            [(n, function_status(spmdarray, numpy, n)) for n in public_callables(numpy)],
+        ),
+        ("`ndarray` methods", "ndarray.", [(n, method_status(n)) for n in ndarray_methods()]),
+        (
+            "`numpy.linalg`",
+            "linalg.",
+            [(n, function_status(ours_linalg, numpy.linalg, n)) for n in public_callables(numpy.linalg)],
+        ),
+        ("`numpy.fft`", "fft.", [(n, function_status(ours_fft, numpy.fft, n)) for n in public_callables(numpy.fft)]),
+        ("`numpy.random` functions", "random.", [(n, random_status(n)) for n in public_callables(numpy.random)]),
+        ("`numpy.random.Generator` methods", "Generator.", [(n, generator_status(n)) for n in generator_methods()]),
+    ]
+
+
+def _counts(rows) -> dict:
+    c = dict.fromkeys(STATUSES, 0)
+    for _, s in rows:
+        c[s] += 1
+    return c
+
+
+def _pct(a: int, b: int) -> str:
+    return f"{100.0 * a / b:.1f}%" if b else "n/a"
+
+
+def totals(data) -> str:
+    allrows = [r for _, _, rows in data for r in rows]
+    c = _counts(allrows)
+    m = len(allrows)
+    n = m - c[MISSING]
+    lines = [
+        f"**{n} of {m} implemented ({_pct(n, m)}), {c[DIST]} distributed.** The other implemented "
+        f"names are {c[REPL]} replicated for small inputs and {c[OWN]} NumPy functions that take no "
+        f"arrays; {c[MISSING]} raise `NotImplementedError`. Generated with NumPy {numpy.__version__}.",
+        "",
+        "| area | names | implemented | distributed | replicated | no arrays | not implemented |",
+        "|------|------:|------------:|------------:|-----------:|----------:|----------------:|",
+    ]
+    for title, _, rows in data:
+        k = _counts(rows)
+        impl = len(rows) - k[MISSING]
+        lines.append(
+            f"| {title} | {len(rows)} | {impl} ({_pct(impl, len(rows))}) | {k[DIST]} | {k[REPL]} | {k[OWN]} | "
+            f"{k[MISSING]} |"
+        )
+    lines.append(
+        f"| **all** | **{m}** | **{n} ({_pct(n, m)})** | **{c[DIST]}** | **{c[REPL]}** | **{c[OWN]}** | "
+        f"**{c[MISSING]}** |"
+    )
+    return "\n".join(lines)
+
+
+def tables(data) -> str:
+    out = []
+    for title, prefix, rows in data:
+        out += [f"### {title}", "", "| name | status | notes |", "|------|--------|-------|"]
+        for name, status in sorted(rows):
+            note = NOTES.get(prefix + name, "")
+            out.append(f"| `{name}` | {status} | {note} |")
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def render() -> str:
+    data = areas()
+    text = TEMPLATE.read_text()
+    return text.replace("{{TOTALS}}", totals(data)).replace("{{TABLES}}", tables(data))
+
+
+def main(argv: list[str]) -> int:
+    page = render()
+    if argv[1:] == ["--update"]:
+        PAGE.write_text(page)
+        return 0
+    if argv[1:] == ["--check"]:
+        committed = PAGE.read_text()
+        m = re.search(r"Generated with NumPy ([^ ]+?)\.\s", committed)
+        if m and m.group(1) != numpy.__version__:
+            # Another NumPy has other names: the page cannot match; say so, do not fail.
+            sys.stderr.write(
+                f"docs/api_coverage.md was generated with NumPy {m.group(1)}; NumPy {numpy.__version__} is "
+                "installed, so the check is skipped (regenerate with that NumPy to compare)\n"
+            )
+            return 0
+        if committed != page:
+            sys.stderr.write(
+                "docs/api_coverage.md is out of date with the code: run `python docs/gen_api_coverage.py --update` "
+                "and commit the result\n"
+            )
+            return 1
+        return 0
+    sys.stdout.write(page)
+    return 0
 
 
 if __name__ == "__main__":
-    main(sys.argv)
+    sys.exit(main(sys.argv))

@@ -178,6 +178,54 @@ _NOT_DISTRIBUTED = {
 }
 
 
+# NumPy callables that take no arrays (dtypes, printing and error settings,
+# strings): ``spmdarray.<name>`` is NumPy's own and is correct as it is.
+NO_ARRAYS = {
+    "base_repr",
+    "binary_repr",
+    "broadcast_shapes",
+    "datetime_data",
+    "format_float_positional",
+    "format_float_scientific",
+    "get_include",
+    "get_printoptions",
+    "getbufsize",
+    "geterr",
+    "geterrcall",
+    "info",
+    "isdtype",
+    "isscalar",
+    "issubdtype",
+    "iterable",
+    "mintypecode",
+    "printoptions",
+    "promote_types",
+    "set_printoptions",
+    "setbufsize",
+    "seterr",
+    "seterrcall",
+    "show_config",
+    "show_runtime",
+    "typename",
+}
+
+
+def _passes_through(obj) -> bool:
+    """Whether NumPy's object is safe as ``spmdarray.<name>``.
+
+    Ufuncs and ``__array_function__`` dispatchers dispatch to spmdarray (or
+    raise NotImplementedError naming themselves); classes, modules and
+    constants are NumPy's.  Any other callable would take a spmdarray array
+    through ``__array__``, a hidden gather, so it is stubbed unless it is in
+    :data:`NO_ARRAYS`.
+    """
+    import types
+
+    if isinstance(obj, (np.ufunc, type, types.ModuleType)) or not callable(obj):
+        return True
+    return hasattr(obj, "_implementation")
+
+
 class _GridStub:
     """``mgrid``/``ogrid`` stand-in: indexing raises NotImplementedError."""
 
@@ -209,6 +257,7 @@ def _not_implemented(name: str):
 
     stub.__name__ = name
     stub.__qualname__ = name
+    stub._spmdarray_stub = True
     stub.__doc__ = f"Not implemented: raises NotImplementedError (see numpy.{name})."
     return stub
 
@@ -220,5 +269,8 @@ def __getattr__(name: str):
     if name in _NOT_DISTRIBUTED:
         return _not_implemented(name)
     if hasattr(np, name):
-        return getattr(np, name)
+        obj = getattr(np, name)
+        if name in NO_ARRAYS or _passes_through(obj):
+            return obj
+        return _not_implemented(name)
     raise AttributeError(f"module 'spmdarray' has no attribute {name!r}")

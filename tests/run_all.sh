@@ -24,6 +24,9 @@ export PATH="$PWD/.venv/bin:$PATH"  # python, ruff and mpiexec (mpich wheel) fro
 banner "ruff check ."
 ruff check . || fail "ruff check"
 
+banner "docs/api_coverage.md is up to date"
+python docs/gen_api_coverage.py --check || fail "docs/api_coverage.md is out of date"
+
 # --with-mpi: pytest-mpi (a test dependency) would otherwise skip tests marked @pytest.mark.mpi.
 banner "pytest, serial"
 python -m pytest -q --with-mpi tests || fail "pytest serial"
