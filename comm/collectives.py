@@ -17,7 +17,12 @@ __all__ = [
     "allgather_blocks",
     "allgather_counts",
     "allgather_object",
-    "alltoallv", "bcast_array", "barrier", "first_failure", "reduce_bcast"]
+    "alltoallv",
+    "bcast_array",
+    "barrier",
+    "first_failure",
+    "reduce_bcast",
+]
 
 
 def _count(nbytes: int) -> None:

@@ -330,9 +330,7 @@ def _parse(x, key) -> _Parsed:
         raise IndexError("an index can only have a single ellipsis ('...')")
     consumed = sum(o.ndim if t == "mask" else (1 if t in ("slice", "int", "arr") else 0) for t, o in items)
     if consumed > x.ndim:
-        raise IndexError(
-            f"too many indices for array: array is {x.ndim}-dimensional, but {consumed} were indexed"
-        )
+        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {consumed} were indexed")
     basic, adv, rdims, advpos, masks = [], {}, [], [], []
     bpos = None
     ax = vax = 0

@@ -282,7 +282,8 @@ def test_searchsorted(side, n):
     v = numpy.array([-60, -3, 0, 0, 5, 49, 60, a[0] if n else 1])
     assert_eq(sp.searchsorted(x, v, side=side), numpy.searchsorted(a, v, side=side), exact=True)
     assert_eq(x.searchsorted(sp.array(v), side=side), a.searchsorted(v, side=side), exact=True)
-    assert_eq(sp.searchsorted(x, sp.array(v.reshape(2, 4))[::-1], side), numpy.searchsorted(a, v.reshape(2, 4)[::-1], side))
+    v2 = v.reshape(2, 4)[::-1]
+    assert_eq(sp.searchsorted(x, sp.array(v.reshape(2, 4))[::-1], side), numpy.searchsorted(a, v2, side))
     assert sp.searchsorted(x, 3, side) == numpy.searchsorted(a, 3, side)
     u = ref((n,), numpy.float64)
     s = numpy.argsort(u)
@@ -312,7 +313,8 @@ def test_along_axis_and_index_helpers():
     flat = numpy.array([[0, 11], [7, 3]])
     for got, exp in zip(sp.unravel_index(sp.array(flat), (3, 4)), numpy.unravel_index(flat, (3, 4))):
         assert_eq(got, exp, exact=True)
-    for got, exp in zip(sp.unravel_index(sp.array(flat), (3, 4), order="F"), numpy.unravel_index(flat, (3, 4), order="F")):
+    got_f = sp.unravel_index(sp.array(flat), (3, 4), order="F")
+    for got, exp in zip(got_f, numpy.unravel_index(flat, (3, 4), order="F")):
         assert_eq(got, exp, exact=True)
     mi = (numpy.array([0, 2, 1]), numpy.array([[3], [0]]))
     assert_eq(sp.ravel_multi_index((sp.array(mi[0]), mi[1]), (3, 4)), numpy.ravel_multi_index(mi, (3, 4)), exact=True)
