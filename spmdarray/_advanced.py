@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import warnings
 from functools import lru_cache
 
 import numpy as np
@@ -681,15 +682,28 @@ def _engine_array(a, *others):
 
 def _cycled(ctx, v, pos: np.ndarray, dtype) -> np.ndarray:
     """``v.flat[pos % v.size]`` (host): local for a replicated ``v``, a gather
-    for a distributed one.  Collective."""
+    for a distributed one.  Collective.  (Casting was checked by ``_check_cast``.)"""
     if _engine.is_distributed(v):
         if v.size == 0:
             return np.empty(0, dtype)
-        return _gather(v, pos % v.size).astype(dtype, copy=False)
-    vv = np.asarray(v).reshape(-1)
-    if vv.size == 0:
-        return np.empty(0, dtype)
-    return vv[pos % vv.size].astype(dtype)
+        out = _gather(v, pos % v.size)
+    else:
+        vv = np.asarray(v).reshape(-1)
+        if vv.size == 0:
+            return np.empty(0, dtype)
+        out = vv[pos % vv.size]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        return out.astype(dtype, copy=False)
+
+
+def _check_cast(dtype, v, func=np.put) -> None:
+    """NumPy's error (or warning) for values that cannot go into ``dtype``:
+    ``func`` (put, place or putmask) runs on a one-element array.  Not collective."""
+    if _engine.is_distributed(v) or isinstance(v, np.ndarray):
+        v = np.ones(1, v.dtype) if v.size else np.ones(0, v.dtype)
+    if np.size(v):
+        func(np.zeros(1, dtype), [0] if func is np.put else np.ones(1, bool), v)
 
 
 @implements(np.put)
@@ -701,6 +715,7 @@ def put(a, ind, v, mode="raise"):
     """
     ctx = a._st.ctx
     ind = _as_index(ind)
+    _check_cast(a.dtype, v)
     if a.size == 0 and np.size(ind):
         raise IndexError("cannot replace elements of an empty array")
     ind = _modes(ind, a.size, mode)
@@ -724,6 +739,7 @@ def putmask(a, mask, values):
     """
     if np.shape(mask) != a.shape:
         raise ValueError("putmask: mask and data must be the same size")
+    _check_cast(a.dtype, values, np.putmask)
     m = mask if (not _engine.is_distributed(mask) and np.asarray(mask).dtype == bool) else None
     if m is None:
         m = mask if mask.dtype == bool else np.not_equal(mask, 0)
@@ -753,6 +769,7 @@ def place(arr, mask, vals):
     """``arr[mask] = vals`` with ``vals`` repeated as needed, in place.  Collective."""
     if np.size(mask) != arr.size:
         raise ValueError("place: mask and data must be the same size")
+    _check_cast(arr.dtype, vals, np.place)
     ctx = arr._st.ctx
     if not _engine.is_distributed(mask):
         from ._creation import array

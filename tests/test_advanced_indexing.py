@@ -166,6 +166,27 @@ def test_empty_and_length_one():
     assert_eq(y[sp.array(numpy.array([True]))], b[[True]], exact=True)
 
 
+def test_zero_d_and_replicated_or_fixed_layouts():
+    a0 = numpy.float64(2.5) * numpy.ones(())
+    x0 = sp.array(a0)
+    for key in (True, False, (None, True), numpy.array(True)):
+        assert_eq(x0[key], a0[key], exact=True)
+    # A reduction's result is replicated along grid axes; a row view lives on some ranks only.
+    a = ref((4, 6))
+    x = sp.array(a)
+    s, t = x.sum(axis=0, keepdims=True), a.sum(axis=0, keepdims=True)
+    assert_eq(s[:, [5, 0, 2]], t[:, [5, 0, 2]])
+    s[0, [5, 0, 5]] = [1.0, 2.0, 3.0]
+    t[0, [5, 0, 5]] = [1.0, 2.0, 3.0]
+    assert_eq(s, t)
+    assert_eq(s * 1.0, t)  # every replica was written
+    r, b = x[2], a[2]
+    assert_eq(r[[1, -1]], b[[1, -1]], exact=True)
+    r[sp.array(numpy.array([4, 1]))] = -3.0
+    b[[4, 1]] = -3.0
+    assert_eq(x, a, exact=True)
+
+
 def test_errors_raise_numpys_type():
     a = ref((3, 4))
     x = sp.array(a)
@@ -237,6 +258,16 @@ def test_take_put(mode):
         sp.take(x, sp.array(numpy.array([6])), axis=1)
     with pytest.raises(IndexError):
         sp.put(x, [30], 1.0)
+    for call in (
+        lambda m: numpy.put(m, [0], [1j]),
+        lambda m: numpy.place(m, m == m, [1j]),
+        lambda m: numpy.putmask(m, m == m, 1j),
+        lambda m: m.__setitem__([0], 1j),
+    ):
+        with pytest.raises(TypeError):
+            call(a.copy())
+        with pytest.raises(TypeError):
+            call(x)
 
 
 def test_putmask_place_compress_choose_select():
@@ -337,7 +368,7 @@ def index_expr(draw):
     slices with any step, ints, None and ``...``; flags for distributed arrays."""
     shape = draw(st.sampled_from([(6,), (5, 4), (3, 4, 2), (2, 1, 5), (4, 3, 2, 2)]))
     length = draw(st.integers(0, 3))
-    key, axis, has_ell, has_mask, has_arr = [], 0, False, False, False
+    key, axis, has_ell, has_mask, has_arr = [], 0, False, False, False  # has_arr: one longer than 1
     while axis < len(shape):
         n = shape[axis]
         kind = draw(st.sampled_from(["slice", "int", "arr", "mask", "none", "ell", "stop"]))
@@ -352,11 +383,11 @@ def index_expr(draw):
         elif kind == "int":
             key.append(draw(st.integers(-n, n - 1)))
             axis += 1
-        elif kind == "arr" and not has_mask:
-            rows = draw(st.sampled_from([length, 1]))
-            vals = draw(st.lists(st.integers(-n, n - 1), min_size=rows, max_size=rows)) if n else []
+        elif kind == "arr" and n:
+            rows = 1 if has_mask else draw(st.sampled_from([length, 1]))
+            vals = draw(st.lists(st.integers(-n, n - 1), min_size=rows, max_size=rows))
             key.append(numpy.array(vals, dtype=numpy.intp).reshape(len(vals)))
-            has_arr = True
+            has_arr = has_arr or rows != 1
             axis += 1
         elif kind == "mask" and not has_mask and not has_arr:
             k = draw(st.integers(1, len(shape) - axis))
@@ -372,16 +403,18 @@ def index_expr(draw):
             has_ell = True
             break
     distributed = draw(st.lists(st.booleans(), min_size=len(key), max_size=len(key)))
-    return shape, tuple(key), distributed
+    flags = draw(st.tuples(st.booleans(), st.booleans()))  # source reversed; value distributed
+    return shape, tuple(key), distributed, flags
 
 
-@settings(max_examples=60)
+@settings(max_examples=80)
 @given(index_expr())
 def test_random_index_expression_getitem_and_setitem(expr):
-    shape, key, distributed = expr
-    a = numpy.arange(int(numpy.prod(shape)), dtype=numpy.float64).reshape(shape)
+    shape, key, distributed, (reverse, dist_value) = expr
+    base = numpy.arange(int(numpy.prod(shape)), dtype=numpy.float64).reshape(shape)
     dkey = tuple(sp.array(k) if isinstance(k, numpy.ndarray) and d else k for k, d in zip(key, distributed))
-    x = sp.array(a)
+    xbase = sp.array(base)
+    a, x = (base[::-1], xbase[::-1]) if reverse else (base, xbase)
     try:
         expected = a[key]
     except IndexError:
@@ -395,8 +428,8 @@ def test_random_index_expression_getitem_and_setitem(expr):
         assert got == expected
     val = -1.0 - numpy.arange(expected.size, dtype=numpy.float64).reshape(numpy.shape(expected))
     a[key] = val
-    x[dkey] = val
-    assert_eq(x, a, exact=True)
+    x[dkey] = sp.array(val) if dist_value and val.ndim else val
+    assert_eq(xbase, base, exact=True)
     a[key] = 0.5
     x[dkey] = 0.5
-    assert_eq(x, a, exact=True)
+    assert_eq(xbase, base, exact=True)
