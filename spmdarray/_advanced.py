@@ -315,12 +315,13 @@ def _classify(k):
         ) from None
 
 
-def _parse(x, key) -> _Parsed:
+def _parse(x, key, nonzero_masks: bool = True) -> _Parsed:
     """Split an advanced index into a basic view ``v`` plus index arrays on
     some of ``v``'s axes, and the result's dimension order (NumPy's rules).
 
     Collective only when an index array is distributed (one all-gather for
-    the bounds check; masks also run ``nonzero``).
+    the bounds check; masks also run ``nonzero``, unless ``nonzero_masks`` is False:
+    then the mask axes get no index arrays and the result shape is unknown).
     """
     from ._array import ndarray
 
@@ -386,7 +387,10 @@ def _parse(x, key) -> _Parsed:
                         f"{x.shape[ax + j]} but size of corresponding boolean axis is {obj.shape[j]}"
                     )
             masks.append((obj, vax, ax))
-            idx = nonzero(obj) if _engine.is_distributed(obj) else np.nonzero(obj)
+            if not nonzero_masks:
+                idx = [np.zeros(0, _INTP)] * k
+            else:
+                idx = nonzero(obj) if _engine.is_distributed(obj) else np.nonzero(obj)
             for j in range(k):
                 basic.append(slice(None))
                 adv[vax + j] = (idx[j], x.shape[ax + j])
@@ -413,7 +417,7 @@ def _parse(x, key) -> _Parsed:
             raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
     shapes = [np.shape(a) for a, _ in adv.values()]
     try:
-        bshape = np.broadcast_shapes(*shapes)
+        bshape = np.broadcast_shapes(*shapes) if nonzero_masks or not masks else None
     except ValueError:
         raise IndexError(
             "shape mismatch: indexing arrays could not be broadcast together with shapes "
@@ -525,7 +529,7 @@ def setitem(x, key, value) -> None:
     """
     from ._creation import _new
 
-    p = _parse(x, key)
+    p = _parse(x, key, nonzero_masks=False)
     scalar = not _engine.is_distributed(value) and np.ndim(value) == 0
     if scalar:
         np.empty(1, x.dtype)[0] = value  # NumPy's error for a value of the wrong type
@@ -538,6 +542,8 @@ def setitem(x, key, value) -> None:
             mexp = mask.reshape((1,) * pre + mask.shape + (1,) * post)
         _where_copy(p.v, value, mexp)
         return
+    if p.masks:
+        p = _parse(x, key)
     ctx = x._st.ctx
     rshape = _result_shape(p)
     lay = Layout.balanced(rshape, ctx.size)

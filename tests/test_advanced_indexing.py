@@ -433,3 +433,43 @@ def test_random_index_expression_getitem_and_setitem(expr):
     a[key] = 0.5
     x[dkey] = 0.5
     assert_eq(xbase, base, exact=True)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: numpy.dtype(d).name)
+def test_functions_dtypes_and_view_inputs(dtype):
+    a = ref((7, 5), dtype)
+    x = sp.array(a)
+    ind = numpy.array([6, 0, -1, 3, 3, 2, 5, 1])
+    dind = sp.array(ind)[::-2]  # a distributed index that is a view with a negative step
+    assert_eq(x[dind], a[ind[::-2]], exact=True)
+    assert_eq(x[::-1, ::2][dind[:2], 1:], a[::-1, ::2][ind[::-2][:2], 1:], exact=True)
+    assert_eq(sp.take(x.T, dind, axis=1), numpy.take(a.T, ind[::-2], axis=1), exact=True)
+    for got, exp in zip(sp.nonzero(x[::-1]), numpy.nonzero(a[::-1])):
+        assert_eq(got, exp, exact=True)
+    assert_eq(sp.compress(a[:, 0] != a[0, 0], x, axis=0), numpy.compress(a[:, 0] != a[0, 0], a, axis=0), exact=True)
+    b, y = a.copy(), sp.array(a)
+    numpy.put(b, ind[::-2], a[0, :4])
+    sp.put(y, dind, sp.array(a[0, :4]))
+    assert_eq(y, b, exact=True)
+
+
+def test_communication_is_an_all_to_all_of_what_is_needed():
+    from helpers import world
+
+    _, size = world()
+    n = 4000
+    x = sp.arange(float(n))
+    idx = numpy.array([0, n - 1, 17, 2500])
+    with sp.comm_stats() as s:
+        y = x[idx]
+    assert_eq(y, numpy.arange(float(n))[idx], exact=True)
+    if size > 1:
+        # Counts (one Alltoall), requests and replies (two Alltoallv); no gather of x.
+        assert s.collectives == 3
+        assert s.collective_bytes <= 2 * 8 * size + (8 + 8) * idx.size
+    # A mask aligned with the array, set to a scalar, is elementwise: nothing moves.
+    m = x > 1000.0
+    with sp.comm_stats() as s:
+        x[m] = 0.0
+    assert s.bytes_sent == 0 and s.collectives == 0
+    assert_eq(x, numpy.where(numpy.arange(float(n)) > 1000.0, 0.0, numpy.arange(float(n))), exact=True)
