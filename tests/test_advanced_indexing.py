@@ -331,6 +331,15 @@ def test_along_axis_and_index_helpers():
         numpy.put_along_axis(b, ind[:1] if axis == 0 else ind, -1.0, axis=axis)
         sp.put_along_axis(y, ind[:1] if axis == 0 else ind, -1.0, axis=axis)
         assert_eq(y, b, exact=True)
+    ind = numpy.argsort(a, axis=1)[:, :2]
+    vals = ref(ind.shape, seed=11)
+    b, y = a.copy(), sp.array(a)
+    numpy.put_along_axis(b, ind, vals, axis=1)
+    sp.put_along_axis(y, sp.array(ind), sp.array(vals), axis=1)
+    assert_eq(y, b, exact=True)
+    out = sp.empty((2, 5, 3))
+    assert sp.take(x, [3, 0], axis=0, out=out) is out
+    assert_eq(out, numpy.take(a, [3, 0], axis=0), exact=True)
     ind = numpy.array([5, 0, 59])
     assert_eq(sp.take_along_axis(x, ind, axis=None), numpy.take_along_axis(a, ind, axis=None), exact=True)
     sq = ref((4, 4))
