@@ -483,7 +483,7 @@ def _source_flat(p: _Parsed, rshape, lay: Layout) -> np.ndarray:
 
 
 # ----------------------------------------------------------- get / set
-def _mask_only(p: _Parsed, key) -> bool:
+def _mask_only(p: _Parsed) -> bool:
     return len(p.masks) == 1 and len(p.adv) == p.masks[0][0].ndim and not p.ints
 
 
@@ -533,7 +533,7 @@ def setitem(x, key, value) -> None:
     scalar = not _engine.is_distributed(value) and np.ndim(value) == 0
     if scalar:
         np.empty(1, x.dtype)[0] = value  # NumPy's error for a value of the wrong type
-    if _mask_only(p, key) and scalar and x.dtype.kind in "biufc":
+    if _mask_only(p) and scalar and x.dtype.kind in "biufc":
         mask, vax, _ = p.masks[0]
         pre, post = vax, p.v.ndim - vax - mask.ndim
         if _engine.is_distributed(mask):
@@ -566,7 +566,7 @@ def setitem(x, key, value) -> None:
 
 
 # ------------------------------------------------------------ functions
-def _index_1d(ctx, ind, n: int | None = None):
+def _index_1d(ctx, ind):
     """(offset, host block) of ``ravel(ind)`` on a balanced 1-D layout.  Collective."""
     if _engine.is_distributed(ind):
         return _local_1d(_ravel_c(ind))
@@ -575,28 +575,22 @@ def _index_1d(ctx, ind, n: int | None = None):
     return lo, a[lo:hi]
 
 
-def _fix_mode(vals: np.ndarray, n: int, mode: str, what: str) -> np.ndarray:
-    """Indices made valid for an axis of size ``n`` by NumPy's ``mode`` (host, local)."""
-    if mode == "wrap":
-        return np.mod(vals, n) if n else vals
-    if mode == "clip":
-        return np.clip(vals, 0, max(n - 1, 0))
-    if mode != "raise":
-        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
-    return np.where(vals < 0, vals + n, vals)
+def _agree_bounds(ctx, vals: np.ndarray, n: int, axis, replicated: bool = False) -> None:
+    """Raise IndexError on every rank if any rank's ``vals`` leave ``[-n, n)``.
 
-
-def _agree_bounds(ctx, vals: np.ndarray, n: int, axis, exc=IndexError) -> None:
-    """Raise ``exc`` on every rank if any rank's ``vals`` leave ``[-n, n)``.  Collective."""
+    Collective (one all-gather), unless ``replicated``: then ``vals`` is the
+    whole index, the same on every rank, and nothing is communicated.
+    """
     bad = None
-    if vals.size:
-        lo, hi = int(vals.min()), int(vals.max())
+    if np.size(vals):
+        lo, hi = int(np.min(vals)), int(np.max(vals))
         if hi >= n or lo < -n:
             bad = hi if hi >= n else lo
-    reports = [r for r in allgather_object(ctx, bad) if r is not None]
+    reports = [bad] if replicated else allgather_object(ctx, bad)
+    reports = [r for r in reports if r is not None]
     if reports:
         where = f"axis {axis} with size {n}" if axis is not None else f"size {n}"
-        raise exc(f"index {reports[0]} is out of bounds for {where}")
+        raise IndexError(f"index {reports[0]} is out of bounds for {where}")
 
 
 def _modes(ind, n: int, mode: str):
@@ -633,8 +627,12 @@ def _take_flat(a, ind, mode="raise"):
         raise IndexError("cannot do a non-empty take from an empty axes.")
     shape = np.shape(ind)
     lay = Layout.balanced(shape, ctx.size)
+    dist = _engine.is_distributed(ind)
+    if not dist:
+        _agree_bounds(ctx, ind, a.size, None, replicated=True)
     blk = np.asarray(_block_of(ctx, ind, shape, 0, lay), np.int64)
-    _agree_bounds(ctx, blk, a.size, None)
+    if dist:
+        _agree_bounds(ctx, blk, a.size, None)
     blk = np.where(blk < 0, blk + a.size, blk)
     vals = _gather(a, blk.reshape(-1))
     out = _new(shape, a.dtype, ctx, layout=lay)
@@ -725,9 +723,12 @@ def put(a, ind, v, mode="raise"):
     if a.size == 0 and np.size(ind):
         raise IndexError("cannot replace elements of an empty array")
     ind = _modes(ind, a.size, mode)
+    if not _engine.is_distributed(ind):
+        _agree_bounds(ctx, ind, a.size, None, replicated=True)
     lo, blk = _index_1d(ctx, ind)
     blk = np.asarray(blk, np.int64)
-    _agree_bounds(ctx, blk, a.size, None)
+    if _engine.is_distributed(ind):
+        _agree_bounds(ctx, blk, a.size, None)
     if np.size(v) == 0:
         return None
     pos = lo + np.arange(blk.size, dtype=np.int64)
