@@ -13,7 +13,16 @@ import numpy as np
 from .context import MPI, Context
 from .stats import COUNTERS
 
-__all__ = ["allgather_blocks", "allgather_object", "bcast_array", "barrier", "first_failure", "reduce_bcast"]
+__all__ = [
+    "allgather_blocks",
+    "allgather_counts",
+    "allgather_object",
+    "alltoallv",
+    "bcast_array",
+    "barrier",
+    "first_failure",
+    "reduce_bcast",
+]
 
 
 def _count(nbytes: int) -> None:
@@ -154,3 +163,72 @@ def reduce_bcast(comm, block: np.ndarray, name: str) -> np.ndarray:
     comm.Reduce([send, n, t], [recv, n, t], op=_mpi_op(name), root=0)
     comm.Bcast([recv, n, t], root=0)
     return recv
+
+
+def allgather_counts(comm, n: int) -> np.ndarray:
+    """Every rank's integer ``n``, in rank order, on every rank.  Collective over ``comm``.
+
+    One ``Allgather`` of a single int64 per rank (the per-rank counts behind a
+    prefix sum: rank ``r`` starts at ``counts[:r].sum()``).
+    """
+    send = np.array([n], np.int64)
+    _count(send.nbytes)
+    if comm.Get_size() == 1:
+        return send
+    recv = np.empty(comm.Get_size(), np.int64)
+    comm.Allgather(send, recv)
+    return recv
+
+
+def alltoallv(comm, arrays: list[np.ndarray], counts, recv_counts=None) -> tuple[list[np.ndarray], np.ndarray]:
+    """Personalised all-to-all of rows grouped by destination rank.
+
+    Collective over ``comm``.  Row ``i`` of every array in ``arrays`` goes to
+    the rank whose segment holds it: the first ``counts[0]`` rows to rank 0,
+    the next ``counts[1]`` to rank 1, and so on.  One ``Alltoall`` of the
+    counts, then one ``Alltoallv`` per array (all arrays share the counts).
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Comm
+    arrays : list of numpy.ndarray
+        Host arrays with the same number of rows, grouped by destination.
+        Each array's dtype and trailing shape must be the same on every rank.
+    counts : sequence of int
+        Rows for each destination rank (length ``comm.Get_size()``).
+    recv_counts : sequence of int, optional
+        Rows to expect from each rank, when the caller knows them (a reply
+        to an earlier exchange); skips the ``Alltoall`` of the counts.
+
+    Returns
+    -------
+    (list of numpy.ndarray, numpy.ndarray)
+        The received arrays (rows from rank 0 first, then rank 1 ...), and
+        the number of rows received from each rank.
+    """
+    size = comm.Get_size()
+    counts = np.asarray(counts, np.int64).reshape(size)
+    if size == 1:
+        _count(0)
+        return [np.ascontiguousarray(a) for a in arrays], counts.copy()
+    if recv_counts is None:
+        rcounts = np.empty(size, np.int64)
+        _count(counts.nbytes)
+        comm.Alltoall(counts, rcounts)
+    else:
+        rcounts = np.asarray(recv_counts, np.int64).reshape(size)
+    out = []
+    for a in arrays:
+        a = np.ascontiguousarray(a)
+        row = int(np.prod(a.shape[1:], dtype=np.int64)) * a.dtype.itemsize
+        recv = np.empty((int(rcounts.sum()), *a.shape[1:]), a.dtype)
+        sb, rb = counts * row, rcounts * row
+        sd = np.concatenate([[0], np.cumsum(sb)[:-1]])
+        rd = np.concatenate([[0], np.cumsum(rb)[:-1]])
+        _count(int(sb.sum()))
+        comm.Alltoallv(
+            [a.reshape(-1).view(np.uint8), (sb.tolist(), sd.tolist()), MPI().BYTE],
+            [recv.reshape(-1).view(np.uint8), (rb.tolist(), rd.tolist()), MPI().BYTE],
+        )
+        out.append(recv)
+    return out, rcounts

@@ -20,7 +20,8 @@ if _os.path.isfile(_os.path.join(_root, "decomposition", "layout.py")) and not _
 ):
     __path__.append(_root)  # noqa: F821
 
-from . import _axes, _joining, _scans, _selection, _splitting, random  # noqa: E402,F401  (they register functions)
+from . import _advanced, _axes, _joining, _scans, _selection, _splitting, random  # noqa: E402,F401  (they register functions)
+from ._advanced import diag_indices  # noqa: E402
 from ._array import ndarray  # noqa: E402
 from ._backend import backend_info  # noqa: E402
 from ._creation import *  # noqa: E402,F401,F403
@@ -40,6 +41,7 @@ __all__ = [
     "checkpoint",
     "comm_stats",
     "config",
+    "diag_indices",
     "load_hdf5",
     "ndarray",
     "random",

@@ -143,7 +143,12 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
     def __getitem__(self, key):
         # As in NumPy, an index containing ``...`` gives an array, never a scalar.
         ell = key is Ellipsis or (isinstance(key, tuple) and any(k is Ellipsis for k in key))
-        key = normalize_key(key, self.shape)
+        try:
+            key = normalize_key(key, self.shape)
+        except NotImplementedError:  # integer arrays or boolean masks
+            from ._advanced import getitem
+
+            return getitem(self, key)
         view = ndarray._new(self._st, self._map.getitem(key))
         if view.ndim == 0 and not ell and all(k is not None for k in key):
             return view._scalar()
@@ -151,7 +156,12 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
 
     def __setitem__(self, key, value) -> None:
         ell = key is Ellipsis or (isinstance(key, tuple) and any(k is Ellipsis for k in key))
-        key = normalize_key(key, self.shape)
+        try:
+            key = normalize_key(key, self.shape)
+        except NotImplementedError:  # integer arrays or boolean masks
+            from ._advanced import setitem
+
+            return setitem(self, key, value)
         view = ndarray._new(self._st, self._map.getitem(key))
         if view.ndim == 0 and not ell and all(k is not None for k in key):
             # One element (NumPy's scalar assignment): the value must be 0-d too.
@@ -382,6 +392,12 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
 
         return argreduce("argmax", self, axis, out, keepdims)
 
+    def compress(self, condition, axis=None, out=None) -> ndarray:
+        """Same as ``numpy.compress(condition, a, axis, out)``.  Collective."""
+        from ._advanced import compress
+
+        return compress(condition, self, axis=axis, out=out)
+
     # -------------------------------------------------------------- linalg
     def dot(self, other, out=None):
         from ._linalg import dot
@@ -403,7 +419,6 @@ _MIRRORED = (
     "argpartition",
     "argsort",
     "choose",
-    "compress",
     "conj",
     "conjugate",
     "diagonal",

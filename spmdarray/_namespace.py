@@ -20,6 +20,27 @@ import numpy as np
 _UFUNCS = sorted(n for n in dir(np) if isinstance(getattr(np, n, None), np.ufunc))
 
 _ARRAY_FUNCTIONS = [
+    # advanced indexing (_advanced.py)
+    "argwhere",
+    "choose",
+    "compress",
+    "diag_indices_from",
+    "extract",
+    "fill_diagonal",
+    "flatnonzero",
+    "ix_",
+    "nonzero",
+    "place",
+    "put",
+    "put_along_axis",
+    "putmask",
+    "ravel_multi_index",
+    "searchsorted",
+    "select",
+    "take",
+    "take_along_axis",
+    "unravel_index",
+    # others
     "all",
     "trace",
     "tril",
@@ -167,7 +188,6 @@ _NOT_DISTRIBUTED = {
     "bartlett",
     "blackman",
     "bmat",
-    "diag_indices",
     "fromregex",
     "hamming",
     "hanning",

@@ -16,12 +16,14 @@ __all__ = ["where", "count_nonzero", "ptp", "tril", "triu", "trace"]
 def where(condition, *xy):
     """``x`` where ``condition`` is true, else ``y`` (broadcast).  Collective.
 
-    The one-argument form (``nonzero``) raises ``NotImplementedError``.
+    The one-argument form is ``nonzero(condition)`` (distributed results).
     """
     if len(xy) != 2:
         if xy:
             raise ValueError("either both or neither of x and y should be given")
-        raise NotImplementedError("numpy.where(condition) with one argument (nonzero) is not implemented yet")
+        from ._advanced import nonzero
+
+        return nonzero(condition)
     x, y = xy
     from ._creation import empty
 
