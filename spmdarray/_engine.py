@@ -49,7 +49,8 @@ def context_of(*args):
 
 
 def _rel(sub, need):
-    return tuple(slice(lo - nlo, hi - nlo) for (lo, hi), (nlo, _) in zip(sub, need))
+    # ``(...,)`` for 0-d boxes: ``buf[()]`` of a 0-d array is a scalar copy, not a view.
+    return tuple(slice(lo - nlo, hi - nlo) for (lo, hi), (nlo, _) in zip(sub, need)) or (Ellipsis,)
 
 
 class _Fetch:

@@ -740,3 +740,15 @@ def test_random_setitem_matches_numpy(case, kind):
     x[key] = value
     a[key] = expected
     assert_eq(x, a)
+
+
+@pytest.mark.parametrize("shape", [(3,), (5,), (4, 3)], ids=str)
+def test_zero_d_view_broadcasts_from_its_owner(shape):
+    # A 0-d view owned by one rank, broadcast over an array of another layout:
+    # every rank must receive the owner's element (a 0-d receive buffer).
+    a = numpy.arange(numpy.prod(shape), dtype=float).reshape(shape) + 1.0
+    x = sp.array(a)
+    idx = (Ellipsis,) + tuple(n - 1 for n in shape)
+    y = numpy.arange(7.0)
+    assert_eq(numpy.multiply(sp.array(y), x[idx]), y * a[idx], exact=True)
+    assert_eq(sp.zeros((2, 5)) + x[idx], numpy.zeros((2, 5)) + a[idx], exact=True)
