@@ -20,6 +20,15 @@ import numpy as np
 _UFUNCS = sorted(n for n in dir(np) if isinstance(getattr(np, n, None), np.ufunc))
 
 _ARRAY_FUNCTIONS = [
+    # linear algebra (_linalg_products; numpy.linalg dispatches on its own)
+    "einsum",
+    "einsum_path",
+    "inner",
+    "kron",
+    "outer",
+    "tensordot",
+    "vdot",
+    "cross",
     "all",
     "trace",
     "tril",

@@ -1,0 +1,418 @@
+"""Decompositions and solvers: ``numpy.linalg.qr``, ``svd``, ``eigh``, ``solve`` ...
+
+* ``qr`` (modes ``reduced`` and ``r``) and ``svd`` (``full_matrices=False`` or
+  ``compute_uv=False``, and square matrices) of a single tall matrix use a
+  tall-skinny QR (TSQR): each rank factors its row block, the small ``R``
+  factors are gathered and factored again on one rank, and each rank applies
+  its slice of that ``Q`` to its own block.  A wide matrix goes through its
+  conjugate transpose.  Only ``N x N`` matrices (``N`` the short side) are
+  ever held whole.
+* Every other routine runs NumPy's routine batch-parallel on stacks
+  ``(..., M, N)`` (each matrix whole on one rank, the batch split over
+  ranks), and on a single matrix by gathering it onto one rank, computing
+  there and scattering the result (see :mod:`._linalg_batch`).  Those are
+  marked ``replicated`` in the dispatch registry; each matrix is limited to
+  ``config.linalg_max_elements`` elements.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from . import _engine
+from ._dispatch import implements
+from ._linalg_batch import agree, check_size, gufunc, new_array, operand
+from .comm import allgather_blocks
+from .decomposition import Layout, block_bounds
+
+__all__ = [
+    "cholesky",
+    "qr",
+    "svd",
+    "svdvals",
+    "eigh",
+    "eigvalsh",
+    "eig",
+    "eigvals",
+    "solve",
+    "inv",
+    "det",
+    "slogdet",
+    "lstsq",
+    "pinv",
+    "matrix_rank",
+    "matrix_power",
+    "cond",
+    "tensorinv",
+    "tensorsolve",
+]
+
+LinAlgError = np.linalg.LinAlgError
+
+
+def _at_least_2d(name, *arrays) -> None:
+    for a in arrays:
+        if a.ndim < 2:
+            raise LinAlgError(f"{a.ndim}-dimensional array given. Array must be at least two-dimensional")
+
+
+def _square(*arrays) -> None:
+    for a in arrays:
+        m, n = a.shape[-2:]
+        if m != n:
+            raise LinAlgError("Last 2 dimensions of the array must be square")
+
+
+# ------------------------------------------------------------------ TSQR
+def _row_blocks(a, ctx):
+    """``a`` (2-D) laid out in row blocks over all ranks.  Collective."""
+    m, n = a.shape
+    lay = Layout((m, n), (ctx.size,), (0,), (None,), (block_bounds(m, ctx.size), None))
+    if a._layout == lay and a._map is None:
+        return a
+    from ._manipulation import redistribute
+
+    return redistribute(a, lay)
+
+
+def _tsqr(a, want_q: bool = True):
+    """Reduced QR of a tall ``M x N`` (``M >= N``) distributed matrix.  Collective.
+
+    Returns ``(Q, R)`` with ``Q`` in row blocks (None without ``want_q``) and
+    ``R`` an ``N x N`` NumPy array, identical on every rank.
+    """
+    ctx = a._st.ctx
+    m, n = a.shape
+    dt = np.linalg.qr(np.ones((1, 1), a.dtype))[1].dtype
+    A = _row_blocks(a.astype(dt, copy=False), ctx)
+    be = A._st.be
+    loc = be.to_host(A.local)
+    bounds = block_bounds(m, ctx.size)
+    ks = [min(hi - lo, n) for lo, hi in bounds]
+    q1, r1 = np.linalg.qr(loc, mode="reduced")
+    rs = allgather_blocks(ctx.comm, np.ascontiguousarray(r1), [(k, n) for k in ks])
+    stack = np.concatenate(rs, axis=0)
+    # Factor the stack of R factors on rank 0 only and share it: bit-identical everywhere.
+    err, pay = None, None
+    if ctx.rank == 0:
+        q2, r = np.linalg.qr(stack, mode="reduced")
+        pay = (q2 if want_q else None, r)
+    got = agree(ctx, err, pay)
+    q2, r = got[0]
+    if not want_q:
+        return None, r
+    off = sum(ks[: ctx.rank])
+    Q = new_array(ctx, A._layout, dt)
+    if Q.local.size:
+        Q.local[...] = be.asarray(q1 @ q2[off : off + ks[ctx.rank]])
+    Q._st.bump()
+    return Q, r
+
+
+def _replicated_result(arr, ctx):
+    """A global NumPy value (the same on every rank) as a balanced distributed array.  Not communicating."""
+    from ._creation import array
+
+    return array(arr, comm=ctx)
+
+
+def _tsqr_ok(a, mode: str) -> bool:
+    return a.ndim == 2 and a.shape[0] >= a.shape[1] and mode in ("reduced", "r") and a.shape[1] > 0
+
+
+@implements(np.linalg.qr)
+def qr(a, mode="reduced"):
+    """Distributed ``numpy.linalg.qr``.  Collective.
+
+    A single tall matrix in modes ``reduced`` and ``r`` uses TSQR (``Q`` is
+    distributed in row blocks, ``R`` is ``N x N``).  Other cases are
+    batch-parallel / replicated (limited by ``config.linalg_max_elements``).
+    TSQR's ``R`` may differ from LAPACK's by the signs of its rows (and
+    ``Q``'s columns); ``Q @ R`` is the same to rounding.
+    """
+    if mode not in ("reduced", "complete", "r", "raw"):
+        raise ValueError(f"Unrecognized mode '{mode}'")
+    ctx = _engine.context_of(a)
+    a = operand(a, ctx)
+    _at_least_2d("qr", a)
+    if _tsqr_ok(a, mode):
+        check_size("qr", (a.shape[1], a.shape[1]))
+        q, r = _tsqr(a, want_q=mode == "reduced")
+        R = _replicated_result(r, ctx)
+        if mode == "r":
+            return R
+        return type(np.linalg.qr(np.ones((1, 1))))(q, R)
+    return gufunc("qr", lambda x: np.linalg.qr(x, mode=mode), [a], [2])
+
+
+def _svd_tall(a, compute_uv):
+    q, r = _tsqr(a, want_q=compute_uv)
+    ctx = a._st.ctx
+    if not compute_uv:
+        return np.linalg.svd(r, compute_uv=False) if ctx.rank == 0 else None
+    return q, r
+
+
+@implements(np.linalg.svd)
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    """Distributed ``numpy.linalg.svd``.  Collective.
+
+    A single matrix with ``compute_uv=False``, ``full_matrices=False`` or
+    square shape goes through TSQR (of ``a`` when tall, of ``a^H`` when wide):
+    ``U`` (or ``Vh``) stays distributed.  Stacks and full rectangular factors
+    are batch-parallel / replicated.  Singular vectors are unique only up to
+    a phase per vector, so they may differ from NumPy's by signs.
+    """
+    ctx = _engine.context_of(a)
+    a = operand(a, ctx)
+    _at_least_2d("svd", a)
+    m, n = a.shape[-2:]
+    if a.ndim == 2 and not hermitian and min(m, n) > 0 and (not compute_uv or not full_matrices or m == n):
+        check_size("svd", (min(m, n), min(m, n)))
+        wide = m < n
+        x = a.conj().T if wide else a
+        q, r = _tsqr(x, want_q=compute_uv)
+        err, pay = None, None
+        if ctx.rank == 0:
+            pay = np.linalg.svd(r, full_matrices=False, compute_uv=compute_uv)
+            pay = tuple(pay) if compute_uv else pay
+        out = agree(ctx, err, pay)[0]
+        if not compute_uv:
+            return _replicated_result(out, ctx)
+        u_r, s, vh = out
+        from ._linalg import matmul
+
+        big = matmul(q, _replicated_result(u_r, ctx))  # (M, N) @ (N, N)
+        small = _replicated_result(vh, ctx)
+        S = _replicated_result(s, ctx)
+        res = type(np.linalg.svd(np.ones((1, 1))))
+        if wide:  # x = a^H = big s vh  ->  a = vh^H s big^H
+            return res(small.conj().T.copy(), S, big.conj().T.copy())
+        return res(big, S, small)
+    return gufunc(
+        "svd",
+        lambda x: np.linalg.svd(x, full_matrices=full_matrices, compute_uv=compute_uv, hermitian=hermitian),
+        [a],
+        [2],
+    )
+
+
+@implements(np.linalg.svdvals)
+def svdvals(x, /):
+    """Distributed ``numpy.linalg.svdvals`` (TSQR for a single matrix).  Collective."""
+    return svd(x, compute_uv=False)
+
+
+@implements(np.linalg.cholesky, replicated=True)
+def cholesky(a, /, *, upper=False):
+    """``numpy.linalg.cholesky``: batch-parallel, or replicated for one matrix.  Collective."""
+    a = operand(a, _engine.context_of(a))
+    _at_least_2d("cholesky", a)
+    _square(a)
+    return gufunc("cholesky", lambda x: np.linalg.cholesky(x, upper=upper), [a], [2])
+
+
+def _simple(name, npfunc):
+    def impl(a):
+        a = operand(a, _engine.context_of(a))
+        _at_least_2d(name, a)
+        _square(a)
+        return gufunc(name, npfunc, [a], [2])
+
+    impl.__name__ = name
+    impl.__doc__ = f"``numpy.linalg.{name}``: batch-parallel, or replicated for one matrix.  Collective."
+    return impl
+
+
+inv = implements(np.linalg.inv, replicated=True)(_simple("inv", np.linalg.inv))
+det = implements(np.linalg.det, replicated=True)(_simple("det", np.linalg.det))
+slogdet = implements(np.linalg.slogdet, replicated=True)(_simple("slogdet", np.linalg.slogdet))
+eig = implements(np.linalg.eig, replicated=True)(_simple("eig", np.linalg.eig))
+eigvals = implements(np.linalg.eigvals, replicated=True)(_simple("eigvals", np.linalg.eigvals))
+
+
+def _hermitian(name, npfunc):
+    def impl(a, UPLO="L"):  # noqa: N803
+        if UPLO not in ("L", "U"):
+            raise ValueError("UPLO argument must be 'L' or 'U'")
+        a = operand(a, _engine.context_of(a))
+        _at_least_2d(name, a)
+        _square(a)
+        return gufunc(name, lambda x: npfunc(x, UPLO=UPLO), [a], [2])
+
+    impl.__name__ = name
+    impl.__doc__ = f"``numpy.linalg.{name}``: batch-parallel, or replicated for one matrix.  Collective."
+    return impl
+
+
+eigh = implements(np.linalg.eigh, replicated=True)(_hermitian("eigh", np.linalg.eigh))
+eigvalsh = implements(np.linalg.eigvalsh, replicated=True)(_hermitian("eigvalsh", np.linalg.eigvalsh))
+
+
+@implements(np.linalg.solve, replicated=True)
+def solve(a, b):
+    """``numpy.linalg.solve``: batch-parallel, or replicated for one system.  Collective.
+
+    As in NumPy 2, ``b`` is a vector (``(..., M)``) only when it is 1-D.
+    """
+    ctx = _engine.context_of(a, b)
+    a, b = operand(a, ctx), operand(b, ctx)
+    _at_least_2d("solve", a)
+    _square(a)
+    vec = b.ndim == 1
+    m = a.shape[-1]
+    kb = b.shape[-1] if vec else (b.shape[-2] if b.ndim >= 2 else None)
+    if kb != m:
+        raise ValueError(
+            f"solve: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
+            f"(m,m),(m{'' if vec else ',n'})->(m{'' if vec else ',n'}) (size {kb} is different from {m})"
+        )
+    if vec:
+        return gufunc("solve", lambda x, y: np.linalg.solve(x, y[..., None])[..., 0], [a, b], [2, 1])
+    return gufunc("solve", np.linalg.solve, [a, b], [2, 2])
+
+
+@implements(np.linalg.lstsq, replicated=True)
+def lstsq(a, b, rcond=None):
+    """``numpy.linalg.lstsq`` of one system, replicated (limited by ``config.linalg_max_elements``).  Collective.
+
+    ``a`` and ``b`` are gathered onto rank 0, solved there, and the results
+    shared (``rank`` is a Python int, the arrays are distributed).
+    """
+    from ._conversion import gather
+
+    ctx = _engine.context_of(a, b)
+    a, b = operand(a, ctx), operand(b, ctx)
+    if a.ndim != 2:
+        raise LinAlgError(f"{a.ndim}-dimensional array given. Array must be two-dimensional")
+    if b.ndim not in (1, 2):
+        raise LinAlgError(f"{b.ndim}-dimensional array given. Array must be one or two-dimensional")
+    if a.shape[0] != b.shape[0]:
+        raise LinAlgError("Incompatible dimensions")
+    check_size("lstsq", a.shape)
+    check_size("lstsq", b.shape)
+    ga, gb = gather(a), gather(b)
+    err, pay = None, None
+    if ctx.rank == 0:
+        try:
+            pay = tuple(np.linalg.lstsq(ga, gb, rcond=rcond))
+        except Exception as e:
+            err = (type(e), str(e))
+    x, res, rank, s = agree(ctx, err, pay)[0]
+    return _replicated_result(x, ctx), _replicated_result(res, ctx), rank, _replicated_result(s, ctx)
+
+
+@implements(np.linalg.pinv, replicated=True)
+def pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue):
+    """``numpy.linalg.pinv``: batch-parallel, or replicated for one matrix.  Collective.
+
+    ``rcond``/``rtol`` must be scalars (array values raise NotImplementedError).
+    """
+    if np.ndim(rcond) or np.ndim(rtol if rtol is not np._NoValue else None):
+        raise NotImplementedError("numpy.linalg.pinv with array-valued rcond/rtol on spmdarray arrays")
+    a = operand(a, _engine.context_of(a))
+    _at_least_2d("pinv", a)
+    return gufunc("pinv", lambda x: np.linalg.pinv(x, rcond=rcond, hermitian=hermitian, rtol=rtol), [a], [2])
+
+
+@implements(np.linalg.matrix_rank, replicated=True)
+def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):  # noqa: N803
+    """``numpy.linalg.matrix_rank``: batch-parallel, or replicated for one matrix.  Collective."""
+    if np.ndim(tol) or np.ndim(rtol):
+        raise NotImplementedError("numpy.linalg.matrix_rank with array-valued tol/rtol on spmdarray arrays")
+    A = operand(A, _engine.context_of(A))  # noqa: N806
+    if A.ndim < 2:
+        return int(bool(_engine.elementwise(np.not_equal, [A, 0]).any()))
+    return gufunc(
+        "matrix_rank",
+        lambda x: np.asarray(np.linalg.matrix_rank(x, tol=tol, hermitian=hermitian, rtol=rtol)),
+        [A],
+        [2],
+    )
+
+
+@implements(np.linalg.cond, replicated=True)
+def cond(x, p=None):
+    """``numpy.linalg.cond``: batch-parallel, or replicated for one matrix.  Collective."""
+    x = operand(x, _engine.context_of(x))
+    _at_least_2d("cond", x)
+    if p not in (None, 2, -2):
+        _square(x)
+    return gufunc("cond", lambda v: np.asarray(np.linalg.cond(v, p)), [x], [2])
+
+
+@implements(np.linalg.matrix_power)
+def matrix_power(a, n):
+    """Distributed ``numpy.linalg.matrix_power``.  Collective.
+
+    ``n >= 0``: binary powering with distributed ``matmul`` (SUMMA for one
+    matrix, batch-parallel for stacks).  ``n < 0`` inverts first (``inv`` is
+    replicated for one matrix).
+    """
+    from ._creation import empty_like, eye
+    from ._linalg_products import matmul_nd
+
+    try:
+        n = operator.index(n)
+    except TypeError as e:
+        raise TypeError("exponent must be an integer") from e
+    a = operand(a, _engine.context_of(a))
+    _at_least_2d("matrix_power", a)
+    _square(a)
+    if n == 0:
+        out = empty_like(a)
+        _engine.assign(out, eye(a.shape[-1], dtype=a.dtype, comm=a._st.ctx))
+        return out
+    if n < 0:
+        a = inv(a)
+        n = -n
+    if n == 1:
+        return a.copy()
+    result, z = None, a
+    while True:
+        if n & 1:
+            result = z if result is None else matmul_nd(result, z)
+        n >>= 1
+        if not n:
+            return result
+        z = matmul_nd(z, z)
+
+
+@implements(np.linalg.tensorinv, replicated=True)
+def tensorinv(a, ind=2):
+    """``numpy.linalg.tensorinv``: reshape (distributed) and ``inv`` (replicated).  Collective."""
+    a = operand(a, _engine.context_of(a))
+    if ind <= 0:
+        raise ValueError("Invalid ind argument.")
+    old = a.shape
+    prod = 1
+    for k in old[ind:]:
+        prod *= k
+    inv_shape = old[ind:] + old[:ind]
+    r = inv(a.reshape(prod, -1))
+    return r.reshape(inv_shape)
+
+
+@implements(np.linalg.tensorsolve, replicated=True)
+def tensorsolve(a, b, axes=None):
+    """``numpy.linalg.tensorsolve``: reshape (distributed) and ``solve`` (replicated).  Collective."""
+    ctx = _engine.context_of(a, b)
+    a, b = operand(a, ctx), operand(b, ctx)
+    an = a.ndim
+    if axes is not None:
+        allaxes = list(range(an))
+        for k in axes:
+            allaxes.remove(k)
+            allaxes.insert(an, k)
+        a = a.transpose(allaxes)
+    oldshape = a.shape[-(an - b.ndim) :]
+    prod = 1
+    for k in oldshape:
+        prod *= k
+    if a.size != prod**2:
+        raise LinAlgError("Input arrays must satisfy the requirement prod(a.shape[b.ndim:]) == prod(a.shape[:b.ndim])")
+    a2 = a.reshape(prod, prod)
+    b1 = b.reshape(prod)
+    return solve(a2, b1).reshape(oldshape)
