@@ -139,7 +139,7 @@ def gufunc(name: str, func, inputs, ncores, *, limit: bool = True):
         results.append(finish(r, ctx) if single else r)
     if rtype is None:
         return results[0]
-    return rtype(*results)
+    return tuple(results) if rtype is tuple else rtype(*results)
 
 
 def finish(r, ctx):

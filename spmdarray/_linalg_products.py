@@ -263,6 +263,12 @@ def kron(a, b):
 
 
 # ----------------------------------------------------------------- cross
+def _comp(x, i):
+    """Component ``i`` of the last axis: a view, or a NumPy scalar for a single vector."""
+    v = x[..., i]
+    return v._scalar() if v.ndim == 0 else v
+
+
 @implements(np.cross)
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     """Distributed ``numpy.cross`` (elementwise on component views).  Collective."""
@@ -290,8 +296,7 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     dtype = np.promote_types(a.dtype, b.dtype)
     mul = lambda p, q: _engine.elementwise(np.multiply, [p, q])  # noqa: E731
     sub = lambda p, q: _engine.elementwise(np.subtract, [p, q])  # noqa: E731
-    a0, a1 = a[..., 0], a[..., 1]
-    b0, b1 = b[..., 0], b[..., 1]
+    a0, a1, b0, b1 = _comp(a, 0), _comp(a, 1), _comp(b, 0), _comp(b, 1)
     c2 = sub(mul(a0, b1), mul(a1, b0))
     if a.shape[-1] == 2 and b.shape[-1] == 2:
         return c2
@@ -299,15 +304,15 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 
     cp = empty(shape, dtype, comm=a._st.ctx)
     if a.shape[-1] == 3 and b.shape[-1] == 3:
-        a2, b2 = a[..., 2], b[..., 2]
+        a2, b2 = _comp(a, 2), _comp(b, 2)
         cp[..., 0] = sub(mul(a1, b2), mul(a2, b1))
         cp[..., 1] = sub(mul(a2, b0), mul(a0, b2))
     elif b.shape[-1] == 3:  # a2 = 0
-        b2 = b[..., 2]
+        b2 = _comp(b, 2)
         cp[..., 0] = mul(a1, b2)
         cp[..., 1] = _engine.elementwise(np.negative, [mul(a0, b2)])
     else:  # b2 = 0
-        a2 = a[..., 2]
+        a2 = _comp(a, 2)
         cp[..., 0] = _engine.elementwise(np.negative, [mul(a2, b1)])
         cp[..., 1] = mul(a2, b0)
     cp[..., 2] = c2
@@ -704,12 +709,13 @@ def einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting="
     sizes = {}
     for a, lab in zip(arrays, labels):
         for c, n in zip(lab, a.shape):
-            if sizes.get(c, 1) not in (1, n) and n != 1:
+            if sizes.get(c, 1) == 1:
+                sizes[c] = n
+            elif n not in (1, sizes[c]):
                 raise ValueError(
                     f"operands could not be broadcast together with remapped shapes: size {n} of subscript "
                     f"'{c.lstrip('.')}' differs from {sizes[c]}"
                 )
-            sizes[c] = max(sizes.get(c, 1), n)
     ops = []
     for a, lab in zip(arrays, labels):
         a = a.astype(dt, copy=False)
@@ -726,7 +732,7 @@ def einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting="
             a = diagonal(a, 0, i, j)
             lab = [v for k, v in enumerate(lab) if k not in (i, j)] + [c]
         # broadcast size-1 axes: the value does not depend on that label
-        drop = [i for i, c in enumerate(lab) if a.shape[i] == 1 and sizes[c] > 1]
+        drop = [i for i, c in enumerate(lab) if a.shape[i] == 1 and sizes[c] != 1]
         if drop:
             a = a[tuple(0 if i in drop else slice(None) for i in range(a.ndim)) + (Ellipsis,)]
             lab = [c for i, c in enumerate(lab) if i not in drop]
