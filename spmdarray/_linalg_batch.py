@@ -63,7 +63,7 @@ def new_array(ctx, layout: Layout, dtype):
 def _laid_out(x, batch, ncore, ctx):
     core = x.shape[x.ndim - ncore :]
     lay = batch_layout(batch, core, ctx.size)
-    if x.shape == lay.shape and x._layout == lay and x._map is None:
+    if x._map.is_identity and x._layout == lay:
         return x
     dst = new_array(ctx, lay, x.dtype)
     _engine.assign(dst, x)

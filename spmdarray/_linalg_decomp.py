@@ -70,8 +70,6 @@ def _row_blocks(a, ctx):
     """``a`` (2-D) laid out in row blocks over all ranks.  Collective."""
     m, n = a.shape
     lay = Layout((m, n), (ctx.size,), (0,), (None,), (block_bounds(m, ctx.size), None))
-    if a._layout == lay and a._map is None:
-        return a
     from ._manipulation import redistribute
 
     return redistribute(a, lay)

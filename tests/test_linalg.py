@@ -601,3 +601,40 @@ def test_tensorinv_tensorsolve():
     b = ref((3, 2), seed=2)
     exp = numpy.linalg.tensorsolve(a, b, axes=(0, 1))
     _close(numpy.linalg.tensorsolve(sp.array(a), sp.array(b), axes=(0, 1)), exp)
+
+
+@pytest.mark.parametrize(
+    "name,shape",
+    [
+        ("qr", (0, 3)),
+        ("qr", (3, 0)),
+        ("svd", (3, 0)),
+        ("svd", (0, 3)),
+        ("svdvals", (2, 0, 3)),
+        ("eigh", (0, 0)),
+        ("cholesky", (0, 0)),
+        ("inv", (0, 0)),
+        ("pinv", (0, 3)),
+        ("eigvalsh", (0, 2, 2)),
+    ],
+    ids=str,
+)
+def test_empty_matrices(name, shape):
+    a = ref(shape)
+    exp = getattr(numpy.linalg, name)(a)
+    got = getattr(numpy.linalg, name)(sp.array(a))
+    exp = exp if isinstance(exp, tuple) else (exp,)
+    got = got if isinstance(got, tuple) else (got,)
+    assert len(got) == len(exp)
+    for g, e in zip(got, exp):
+        _close(g, e)
+
+
+def test_matmul_out_and_mT():
+    a, b = ref((3, 2, 4)), ref((3, 4, 5), seed=1)
+    out = sp.empty((3, 2, 5))
+    assert numpy.matmul(sp.array(a), sp.array(b), out=out) is out
+    _close(out, a @ b)
+    _close(sp.array(a).mT, a.mT)
+    with pytest.raises(ValueError):
+        sp.ones(3).mT
