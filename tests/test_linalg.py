@@ -637,4 +637,4 @@ def test_matmul_out_and_mT():
     _close(out, a @ b)
     _close(sp.array(a).mT, a.mT)
     with pytest.raises(ValueError):
-        sp.ones(3).mT
+        _ = sp.ones(3).mT
