@@ -272,15 +272,18 @@ def solve(a, b):
     return gufunc("solve", np.linalg.solve, [a, b], [2, 2])
 
 
-@implements(np.linalg.lstsq, replicated=True)
+@implements(np.linalg.lstsq)
 def lstsq(a, b, rcond=None):
-    """``numpy.linalg.lstsq`` of one system, replicated (limited by ``config.linalg_max_elements``).  Collective.
+    """Distributed ``numpy.linalg.lstsq`` for tall systems.  Collective.
 
-    ``a`` and ``b`` are gathered onto rank 0, solved there, and the results
-    shared (``rank`` is a Python int, the arrays are distributed).
+    With ``M >= N``: TSQR of ``a`` and an SVD of its ``N x N`` R factor (on
+    rank 0), then ``x = V S^+ U_R^H (Q^H b)`` where ``Q^H b`` is a SUMMA
+    product; residuals are the distributed column sums of ``|b - a x|^2``.
+    Only ``N x N`` and ``N x K`` matrices are held whole.  Wide systems are
+    gathered onto rank 0 and solved there (replicated, limited by
+    ``config.linalg_max_elements``).  ``rank`` is a Python int; the arrays are
+    distributed.
     """
-    from ._conversion import gather
-
     ctx = _engine.context_of(a, b)
     a, b = operand(a, ctx), operand(b, ctx)
     if a.ndim != 2:
@@ -289,6 +292,47 @@ def lstsq(a, b, rcond=None):
         raise LinAlgError(f"{b.ndim}-dimensional array given. Array must be one or two-dimensional")
     if a.shape[0] != b.shape[0]:
         raise LinAlgError("Incompatible dimensions")
+    m, n = a.shape
+    if m >= n > 0:
+        check_size("lstsq", (n, n))
+        return _lstsq_tall(a, b, rcond, ctx)
+    return _lstsq_replicated(a, b, rcond, ctx)
+
+
+def _lstsq_tall(a, b, rcond, ctx):
+    from ._conversion import gather
+    from ._linalg import matmul
+    from ._linalg_norms import _abs2
+
+    m, n = a.shape
+    vec = b.ndim == 1
+    x0, _, _, s0 = np.linalg.lstsq(np.ones((1, 1), a.dtype), np.ones((1,), b.dtype))
+    dt, rdt = x0.dtype, s0.dtype
+    a = a.astype(dt, copy=False)
+    bb = (b.reshape((m, 1)) if vec else b).astype(dt, copy=False)
+    check_size("lstsq", (n, bb.shape[1]))
+    q, r = _tsqr(a)
+    pay = np.linalg.svd(r, full_matrices=False) if ctx.rank == 0 else None
+    u_r, s, vh = agree(ctx, None, None if pay is None else tuple(pay))[0]
+    rc = np.finfo(dt).eps * max(m, n) if rcond is None else rcond
+    keep = s > (rc * s.max() if s.size else 0)
+    rank = int(keep.sum())
+    qtb = gather(matmul(q.conj().T, bb))  # N x K, small
+    y = (u_r.conj().T @ qtb)[keep] / s[keep][:, None]
+    x = (vh[keep].conj().T @ y).astype(dt, copy=False)
+    X = _replicated_result(x, ctx)
+    if rank == n and m > n:
+        diff = _engine.elementwise(np.subtract, [bb, matmul(a, X)])
+        res = _engine.elementwise(_abs2, [diff]).sum(axis=0).astype(rdt, copy=False)
+    else:
+        res = _replicated_result(np.empty((0,), rdt), ctx)
+    S = _replicated_result(s.astype(rdt, copy=False), ctx)
+    return (X.reshape((n,)) if vec else X), res, rank, S
+
+
+def _lstsq_replicated(a, b, rcond, ctx):
+    from ._conversion import gather
+
     check_size("lstsq", a.shape)
     check_size("lstsq", b.shape)
     ga, gb = gather(a), gather(b)

@@ -554,17 +554,32 @@ def test_size_limit_raises_not_implemented():
         sp.config.linalg_max_elements = old
 
 
-@pytest.mark.parametrize("sb", [(37,), (37, 2)], ids=str)
-def test_lstsq(sb):
-    a, b = ref((37, 5)), ref(sb, seed=1)
+@pytest.mark.parametrize("sa,sb", [((37, 5), (37,)), ((37, 5), (37, 2)), ((6, 6), (6,)), ((5, 9), (5, 2))], ids=str)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_lstsq(sa, sb, dtype):
+    a, b = ref(sa, dtype), ref(sb, dtype, seed=1)
     x, res, rank, s = numpy.linalg.lstsq(sp.array(a), sp.array(b))
     ex, eres, erank, es = numpy.linalg.lstsq(a, b)
+    tol = {"rtol": 1e-3, "atol": 1e-3} if dtype is numpy.float32 else {"rtol": 1e-8, "atol": 1e-9}
+    assert_eq(x, ex, **tol)
+    assert_eq(res, eres, **tol)
+    assert rank == erank
+    assert_eq(s, es, **tol)
+
+
+def test_lstsq_rank_deficient_and_errors():
+    a = ref((20, 4))
+    a[:, 3] = a[:, 0] + a[:, 1]
+    b = ref(20, seed=1)
+    x, res, rank, s = numpy.linalg.lstsq(sp.array(a), sp.array(b))
+    ex, eres, erank, es = numpy.linalg.lstsq(a, b)
+    assert rank == erank == 3
     _close(x, ex)
     _close(res, eres)
-    assert rank == erank
-    _close(s, es)
     with pytest.raises(LinAlgError):
         numpy.linalg.lstsq(sp.ones((3, 3)), sp.ones(4))
+    with pytest.raises(LinAlgError):
+        numpy.linalg.lstsq(sp.ones(3), sp.ones(3))
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
