@@ -24,7 +24,7 @@ from ._storage import Storage, config
 from .comm import gather_errors
 from .decomposition import Layout
 
-__all__ = ["gufunc", "operand", "check_size", "batch_layout", "finish", "new_array"]
+__all__ = ["gufunc", "on_root", "operand", "check_size", "batch_layout", "finish", "new_array"]
 
 
 def operand(x, ctx):
@@ -77,6 +77,22 @@ def agree(ctx, err, payload=None):
         if e is not None:
             raise e[0](e[1])
     return [p for _, p in got]
+
+
+def on_root(ctx, func):
+    """``func()`` computed on rank 0 only and shared: the same bits on every rank.  Collective.
+
+    A tuple result (a namedtuple too) comes back as a plain tuple; an
+    exception raised on rank 0 is raised on every rank.
+    """
+    err, pay = None, None
+    if ctx.rank == 0:
+        try:
+            pay = func()
+            pay = tuple(pay) if isinstance(pay, tuple) else pay
+        except Exception as e:
+            err = (type(e), str(e))
+    return agree(ctx, err, pay)[0]
 
 
 def gufunc(name: str, func, inputs, ncores, *, limit: bool = True):

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import _engine
 from ._dispatch import implements
-from ._linalg_batch import agree, check_size, gufunc, new_array, operand
+from ._linalg_batch import check_size, gufunc, new_array, on_root, operand
 from .comm import allgather_blocks
 from .decomposition import Layout, block_bounds
 
@@ -93,12 +93,7 @@ def _tsqr(a, want_q: bool = True):
     rs = allgather_blocks(ctx.comm, np.ascontiguousarray(r1), [(k, n) for k in ks])
     stack = np.concatenate(rs, axis=0)
     # Factor the stack of R factors on rank 0 only and share it: bit-identical everywhere.
-    err, pay = None, None
-    if ctx.rank == 0:
-        q2, r = np.linalg.qr(stack, mode="reduced")
-        pay = (q2 if want_q else None, r)
-    got = agree(ctx, err, pay)
-    q2, r = got[0]
+    q2, r = on_root(ctx, lambda: np.linalg.qr(stack, mode="reduced"))
     if not want_q:
         return None, r
     off = sum(ks[: ctx.rank])
@@ -145,14 +140,6 @@ def qr(a, mode="reduced"):
     return gufunc("qr", lambda x: np.linalg.qr(x, mode=mode), [a], [2])
 
 
-def _svd_tall(a, compute_uv):
-    q, r = _tsqr(a, want_q=compute_uv)
-    ctx = a._st.ctx
-    if not compute_uv:
-        return np.linalg.svd(r, compute_uv=False) if ctx.rank == 0 else None
-    return q, r
-
-
 @implements(np.linalg.svd)
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """Distributed ``numpy.linalg.svd``.  Collective.
@@ -172,11 +159,7 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
         wide = m < n
         x = a.conj().T if wide else a
         q, r = _tsqr(x, want_q=compute_uv)
-        err, pay = None, None
-        if ctx.rank == 0:
-            pay = np.linalg.svd(r, full_matrices=False, compute_uv=compute_uv)
-            pay = tuple(pay) if compute_uv else pay
-        out = agree(ctx, err, pay)[0]
+        out = on_root(ctx, lambda: np.linalg.svd(r, full_matrices=False, compute_uv=compute_uv))
         if not compute_uv:
             return _replicated_result(out, ctx)
         u_r, s, vh = out
@@ -312,8 +295,7 @@ def _lstsq_tall(a, b, rcond, ctx):
     bb = (b.reshape((m, 1)) if vec else b).astype(dt, copy=False)
     check_size("lstsq", (n, bb.shape[1]))
     q, r = _tsqr(a)
-    pay = np.linalg.svd(r, full_matrices=False) if ctx.rank == 0 else None
-    u_r, s, vh = agree(ctx, None, None if pay is None else tuple(pay))[0]
+    u_r, s, vh = on_root(ctx, lambda: np.linalg.svd(r, full_matrices=False))
     rc = np.finfo(dt).eps * max(m, n) if rcond is None else rcond
     keep = s > (rc * s.max() if s.size else 0)
     rank = int(keep.sum())
@@ -336,13 +318,7 @@ def _lstsq_replicated(a, b, rcond, ctx):
     check_size("lstsq", a.shape)
     check_size("lstsq", b.shape)
     ga, gb = gather(a), gather(b)
-    err, pay = None, None
-    if ctx.rank == 0:
-        try:
-            pay = tuple(np.linalg.lstsq(ga, gb, rcond=rcond))
-        except Exception as e:
-            err = (type(e), str(e))
-    x, res, rank, s = agree(ctx, err, pay)[0]
+    x, res, rank, s = on_root(ctx, lambda: np.linalg.lstsq(ga, gb, rcond=rcond))
     return _replicated_result(x, ctx), _replicated_result(res, ctx), rank, _replicated_result(s, ctx)
 
 

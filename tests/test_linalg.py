@@ -653,3 +653,15 @@ def test_matmul_out_and_mT():
     _close(sp.array(a).mT, a.mT)
     with pytest.raises(ValueError):
         _ = sp.ones(3).mT
+
+
+def test_svd_of_nan_raises_on_every_rank():
+    a = numpy.full((9, 3), numpy.nan)
+    with pytest.raises(LinAlgError):
+        numpy.linalg.svd(a, full_matrices=False)  # NumPy agrees it is an error
+    with pytest.raises(LinAlgError):
+        numpy.linalg.svd(sp.array(a), full_matrices=False)
+    with pytest.raises(LinAlgError):
+        numpy.linalg.svdvals(sp.array(a))
+    with pytest.raises(LinAlgError):
+        numpy.linalg.eigvalsh(sp.array(numpy.full((2, 3, 3), numpy.nan)))
