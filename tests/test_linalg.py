@@ -228,6 +228,11 @@ EINSUM = [
     ("i->", [(0,)]),
     ("", [()]),
     (",i->i", [(), (4,)]),
+    ("i,i,i->i", [(5,), (5,), (5,)]),
+    ("iij->j", [(3, 3, 2)]),
+    ("i...i", [(3, 2, 3)]),
+    ("abc,cba,b->a", [(2, 3, 4), (4, 3, 2), (3,)]),
+    ("ik,kj,ij->ij", [(3, 4), (4, 5), (3, 5)]),
 ]
 
 
@@ -320,9 +325,13 @@ MATRIX_ORDS = [None, "fro", "nuc", numpy.inf, -numpy.inf, 1, -1, 2, -2]
 VECTOR_ORDS = [None, numpy.inf, -numpy.inf, 0, 1, -1, 2, 3, 0.5]
 
 
-@pytest.mark.parametrize("ord", MATRIX_ORDS, ids=str)
+MATRIX_NORM_CASES = [(o, d) for o in MATRIX_ORDS for d in (numpy.float64, numpy.complex128)] + [
+    (o, numpy.float32) for o in (None, 1, 2, "nuc")
+]
+
+
+@pytest.mark.parametrize("ord,dtype", MATRIX_NORM_CASES, ids=str)
 @pytest.mark.parametrize("shape", [(37, 5), (6, 6), (5, 9), (3, 4, 4)], ids=str)
-@pytest.mark.parametrize("dtype", [numpy.float32, numpy.float64, numpy.complex128])
 def test_matrix_norms(ord, shape, dtype):
     a = ref(shape, dtype)
     x = sp.array(a)
