@@ -137,7 +137,36 @@ def qr(a, mode="reduced"):
         if mode == "r":
             return R
         return type(np.linalg.qr(np.ones((1, 1))))(q, R)
+    if mode == "complete":
+        check_size("qr", (a.shape[-2], a.shape[-2]))  # the full Q
     return gufunc("qr", lambda x: np.linalg.qr(x, mode=mode), [a], [2])
+
+
+def _tsqr_svd_ok(a, hermitian=False) -> bool:
+    return a.ndim == 2 and not hermitian and min(a.shape) > 0
+
+
+def _tsqr_svd(a, compute_uv=True):
+    """SVD of one matrix through TSQR (of ``a``, or of ``a^H`` when wide).  Collective.
+
+    Returns ``(big, s, vh, wide)``: ``x = big @ diag(s) @ vh`` where ``x`` is
+    ``a`` (``a^H`` when ``wide``), ``big`` the distributed ``(max, min)``
+    factor (None without ``compute_uv``), ``s`` and ``vh`` NumPy arrays, the
+    same on every rank.
+    """
+    from ._linalg import matmul
+
+    ctx = a._st.ctx
+    m, n = a.shape
+    check_size("svd", (min(m, n), min(m, n)))
+    wide = m < n
+    x = a.conj().T if wide else a
+    q, r = _tsqr(x, want_q=compute_uv)
+    out = on_root(ctx, lambda: np.linalg.svd(r, full_matrices=False, compute_uv=compute_uv))
+    if not compute_uv:
+        return None, out, None, wide
+    u_r, s, vh = out
+    return matmul(q, _replicated_result(u_r, ctx)), s, vh, wide  # (M, N) @ (N, N)
 
 
 @implements(np.linalg.svd)
@@ -154,24 +183,18 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     a = operand(a, ctx)
     _at_least_2d("svd", a)
     m, n = a.shape[-2:]
-    if a.ndim == 2 and not hermitian and min(m, n) > 0 and (not compute_uv or not full_matrices or m == n):
-        check_size("svd", (min(m, n), min(m, n)))
-        wide = m < n
-        x = a.conj().T if wide else a
-        q, r = _tsqr(x, want_q=compute_uv)
-        out = on_root(ctx, lambda: np.linalg.svd(r, full_matrices=False, compute_uv=compute_uv))
-        if not compute_uv:
-            return _replicated_result(out, ctx)
-        u_r, s, vh = out
-        from ._linalg import matmul
-
-        big = matmul(q, _replicated_result(u_r, ctx))  # (M, N) @ (N, N)
-        small = _replicated_result(vh, ctx)
+    if _tsqr_svd_ok(a, hermitian) and (not compute_uv or not full_matrices or m == n):
+        big, s, vh, wide = _tsqr_svd(a, compute_uv)
         S = _replicated_result(s, ctx)
+        if not compute_uv:
+            return S
+        small = _replicated_result(vh, ctx)
         res = type(np.linalg.svd(np.ones((1, 1))))
         if wide:  # x = a^H = big s vh  ->  a = vh^H s big^H
             return res(small.conj().T.copy(), S, big.conj().T.copy())
         return res(big, S, small)
+    if compute_uv and full_matrices:
+        check_size("svd", (max(m, n), max(m, n)))  # the full U or Vh
     return gufunc(
         "svd",
         lambda x: np.linalg.svd(x, full_matrices=full_matrices, compute_uv=compute_uv, hermitian=hermitian),
@@ -322,27 +345,60 @@ def _lstsq_replicated(a, b, rcond, ctx):
     return _replicated_result(x, ctx), _replicated_result(res, ctx), rank, _replicated_result(s, ctx)
 
 
-@implements(np.linalg.pinv, replicated=True)
+@implements(np.linalg.pinv)
 def pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue):
-    """``numpy.linalg.pinv``: batch-parallel, or replicated for one matrix.  Collective.
+    """Distributed ``numpy.linalg.pinv`` of one matrix (TSQR-based SVD).  Collective.
 
+    ``pinv(a) = V S^+ U^H``: the distributed factor times a small ``N x N``
+    matrix (SUMMA).  Stacks and ``hermitian=True`` are batch-parallel (one
+    matrix per rank, limited by ``config.linalg_max_elements``).
     ``rcond``/``rtol`` must be scalars (array values raise NotImplementedError).
     """
     if np.ndim(rcond) or np.ndim(rtol if rtol is not np._NoValue else None):
         raise NotImplementedError("numpy.linalg.pinv with array-valued rcond/rtol on spmdarray arrays")
-    a = operand(a, _engine.context_of(a))
+    ctx = _engine.context_of(a)
+    a = operand(a, ctx)
     _at_least_2d("pinv", a)
-    return gufunc("pinv", lambda x: np.linalg.pinv(x, rcond=rcond, hermitian=hermitian, rtol=rtol), [a], [2])
+    if not _tsqr_svd_ok(a, hermitian):
+        return gufunc("pinv", lambda x: np.linalg.pinv(x, rcond=rcond, hermitian=hermitian, rtol=rtol), [a], [2])
+    from ._linalg import matmul
+
+    if rcond is None:
+        if rtol is np._NoValue:
+            rcond = 1e-15
+        elif rtol is None:
+            rcond = max(a.shape) * np.finfo(a.dtype).eps
+        else:
+            rcond = rtol
+    elif rtol is not np._NoValue:
+        raise ValueError("`rtol` and `rcond` can't be both set.")
+    big, s, vh, wide = _tsqr_svd(a)
+    large = s > rcond * s.max()
+    sp_ = np.where(large, 1 / np.where(large, s, 1), 0).astype(s.dtype)
+    prod = matmul(big, _replicated_result(sp_[:, None] * vh, ctx))
+    # tall: pinv = vh^H S+ big^H = prod^H;  wide (x = a^H): pinv = big S+ vh = prod
+    res = prod if wide else prod.conj().T
+    dt = np.linalg.pinv(np.ones((1, 1), a.dtype)).dtype
+    return res.astype(dt, copy=False)
 
 
-@implements(np.linalg.matrix_rank, replicated=True)
+@implements(np.linalg.matrix_rank)
 def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):  # noqa: N803
-    """``numpy.linalg.matrix_rank``: batch-parallel, or replicated for one matrix.  Collective."""
+    """Distributed ``numpy.linalg.matrix_rank`` of one matrix (TSQR singular values).  Collective.
+
+    Stacks and ``hermitian=True`` are batch-parallel.
+    """
     if np.ndim(tol) or np.ndim(rtol):
         raise NotImplementedError("numpy.linalg.matrix_rank with array-valued tol/rtol on spmdarray arrays")
     A = operand(A, _engine.context_of(A))  # noqa: N806
     if A.ndim < 2:
         return int(bool(_engine.elementwise(np.not_equal, [A, 0]).any()))
+    if _tsqr_svd_ok(A, hermitian):
+        s = _tsqr_svd(A, compute_uv=False)[1]
+        if tol is None:
+            rt = max(A.shape) * np.finfo(s.dtype).eps if rtol is None else rtol
+            tol = s.max(initial=0) * rt
+        return np.count_nonzero(s > tol, axis=-1)
     return gufunc(
         "matrix_rank",
         lambda x: np.asarray(np.linalg.matrix_rank(x, tol=tol, hermitian=hermitian, rtol=rtol)),
@@ -353,11 +409,22 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):  # noqa: N803
 
 @implements(np.linalg.cond, replicated=True)
 def cond(x, p=None):
-    """``numpy.linalg.cond``: batch-parallel, or replicated for one matrix.  Collective."""
+    """``numpy.linalg.cond``.  Collective.
+
+    ``p`` in ``None, 2, -2`` of one matrix: TSQR singular values
+    (distributed); other ``p`` and stacks: batch-parallel / replicated.
+    """
     x = operand(x, _engine.context_of(x))
     _at_least_2d("cond", x)
     if p not in (None, 2, -2):
         _square(x)
+    elif _tsqr_svd_ok(x):
+        s = _tsqr_svd(x, compute_uv=False)[1]
+        with np.errstate(all="ignore"):
+            r = s[-1] / s[0] if p == -2 else s[0] / s[-1]
+        if np.isnan(r) and not bool(_engine.elementwise(np.isnan, [x]).any()):
+            r = np.array(np.inf, r.dtype)[()]
+        return r
     return gufunc("cond", lambda v: np.asarray(np.linalg.cond(v, p)), [x], [2])
 
 

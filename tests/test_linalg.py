@@ -674,3 +674,43 @@ def test_svd_of_nan_raises_on_every_rank():
         numpy.linalg.svdvals(sp.array(a))
     with pytest.raises(LinAlgError):
         numpy.linalg.eigvalsh(sp.array(numpy.full((2, 3, 3), numpy.nan)))
+
+
+@pytest.mark.parametrize("shape", [(37, 5), (5, 9), (6, 6)], ids=str)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_pinv_rank_cond_options(shape, dtype):
+    a = ref(shape, dtype)
+    a[..., -1] = a[..., 0]  # rank deficient
+    x = sp.array(a)
+    _close(numpy.linalg.pinv(x), numpy.linalg.pinv(a))
+    _close(numpy.linalg.pinv(x, rcond=1e-3), numpy.linalg.pinv(a, rcond=1e-3))
+    _close(numpy.linalg.pinv(x, rtol=None), numpy.linalg.pinv(a, rtol=None))
+    assert_eq(numpy.linalg.matrix_rank(x), numpy.linalg.matrix_rank(a), exact=True)
+    assert_eq(numpy.linalg.matrix_rank(x, tol=0.5), numpy.linalg.matrix_rank(a, tol=0.5), exact=True)
+    assert_eq(numpy.linalg.matrix_rank(x, rtol=0.1), numpy.linalg.matrix_rank(a, rtol=0.1), exact=True)
+    with pytest.raises(ValueError):
+        numpy.linalg.pinv(x, rcond=1e-3, rtol=1e-3)
+
+
+def test_cond_singular_and_nan():
+    z = numpy.zeros((4, 4))
+    with numpy.errstate(all="ignore"):
+        assert_eq(numpy.linalg.cond(sp.array(z)), numpy.linalg.cond(z))
+        n = numpy.full((4, 3), numpy.nan)
+        n[0, 0] = 1
+    with pytest.raises(LinAlgError):
+        numpy.linalg.cond(sp.array(n))
+
+
+def test_full_factor_size_limit():
+    old = sp.config.linalg_max_elements
+    sp.config.linalg_max_elements = 300
+    try:
+        a = ref((37, 5))
+        with pytest.raises(NotImplementedError, match="linalg_max_elements"):
+            numpy.linalg.svd(sp.array(a))  # U would be 37 x 37
+        with pytest.raises(NotImplementedError, match="linalg_max_elements"):
+            numpy.linalg.qr(sp.array(a), mode="complete")
+        _close(numpy.linalg.svd(sp.array(a), compute_uv=False), numpy.linalg.svd(a, compute_uv=False))
+    finally:
+        sp.config.linalg_max_elements = old
