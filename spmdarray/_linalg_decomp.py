@@ -209,13 +209,77 @@ def svdvals(x, /):
     return svd(x, compute_uv=False)
 
 
-@implements(np.linalg.cholesky, replicated=True)
+@implements(np.linalg.cholesky)
 def cholesky(a, /, *, upper=False):
-    """``numpy.linalg.cholesky``: batch-parallel, or replicated for one matrix.  Collective."""
-    a = operand(a, _engine.context_of(a))
+    """Distributed ``numpy.linalg.cholesky``.  Collective.
+
+    One matrix on several ranks: a right-looking block Cholesky over row
+    blocks (see :func:`_cholesky_rows`); stacks are batch-parallel (one
+    matrix per rank, limited by ``config.linalg_max_elements``).  ``a`` must
+    be Hermitian; the row-block algorithm reads its lower triangle.
+    """
+    ctx = _engine.context_of(a)
+    a = operand(a, ctx)
     _at_least_2d("cholesky", a)
     _square(a)
+    if a.ndim == 2 and ctx.size > 1 and a.shape[0] > 0:
+        low = _cholesky_rows(a)
+        return low.conj().T if upper else low
     return gufunc("cholesky", lambda x: np.linalg.cholesky(x, upper=upper), [a], [2])
+
+
+def _cholesky_rows(a):
+    """Lower Cholesky factor of one ``N x N`` matrix laid out in row blocks.  Collective.
+
+    For each rank ``p`` in turn: ``p`` factors its (updated) diagonal block
+    and every rank learns it (with any ``LinAlgError``); the ranks below
+    solve for their part of the panel ``L[:, p]``; the panel rows are
+    all-gathered and each rank updates its own trailing rows.  A rank holds
+    its row block plus one panel (``N x b``); each rank receives ``O(N^2)``
+    words in all.
+    """
+    from .comm import gather_errors
+
+    ctx = a._st.ctx
+    n = a.shape[0]
+    dt = np.linalg.cholesky(np.ones((1, 1), a.dtype)).dtype
+    A = _row_blocks(a, ctx)
+    be = A._st.be
+    loc = be.to_host(A.local).astype(dt, copy=True)
+    bounds = block_bounds(n, ctx.size)
+    lo, hi = bounds[ctx.rank]
+    me = ctx.rank
+    for p, (plo, phi) in enumerate(bounds):
+        b = phi - plo
+        if b == 0:
+            continue
+        err, lpp = None, None
+        if me == p:
+            try:
+                lpp = np.linalg.cholesky(loc[:, plo:phi])
+            except Exception as e:
+                err = (type(e), str(e))
+        got = gather_errors(ctx, err, lpp)
+        for e, _ in got:
+            if e is not None:
+                raise e[0](e[1])
+        lpp = got[p][1]
+        if me == p:
+            loc[:, plo:phi] = lpp
+        elif me > p and hi > lo:  # L[r, p] = A[r, p] L_pp^-H
+            loc[:, plo:phi] = np.linalg.solve(lpp, loc[:, plo:phi].conj().T).conj().T
+        shapes = [((h - l) if r > p else 0, b) for r, (l, h) in enumerate(bounds)]
+        mine = np.ascontiguousarray(loc[:, plo:phi]) if me > p else np.empty((0, b), dt)
+        parts = allgather_blocks(ctx.comm, mine, shapes)
+        if me > p and hi > lo:
+            panel = np.concatenate(parts[p + 1 : me + 1], axis=0)  # rows phi .. hi
+            loc[:, phi:hi] -= loc[:, plo:phi] @ panel.conj().T
+    loc[:, hi:] = 0
+    L = new_array(ctx, A._layout, dt)  # noqa: N806
+    if L.local.size:
+        L.local[...] = be.asarray(loc)
+    L._st.bump()
+    return L
 
 
 def _simple(name, npfunc):

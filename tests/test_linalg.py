@@ -714,3 +714,21 @@ def test_full_factor_size_limit():
         _close(numpy.linalg.svd(sp.array(a), compute_uv=False), numpy.linalg.svd(a, compute_uv=False))
     finally:
         sp.config.linalg_max_elements = old
+
+
+@pytest.mark.parametrize("n", [2, 5, 37])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_cholesky_distributed(n, dtype):
+    a = _spd((n, n), dtype)
+    x = sp.array(a)
+    _close(numpy.linalg.cholesky(x), numpy.linalg.cholesky(a))
+    _close(numpy.linalg.cholesky(x, upper=True), numpy.linalg.cholesky(a, upper=True))
+    r = a[::-1, ::-1].copy()
+    _close(numpy.linalg.cholesky(sp.array(a)[::-1, ::-1]), numpy.linalg.cholesky(r))
+
+
+def test_cholesky_not_positive_definite_late():
+    a = numpy.eye(9)
+    a[8, 8] = -1.0  # the failure shows only in the last block
+    with pytest.raises(LinAlgError):
+        numpy.linalg.cholesky(sp.array(a))
