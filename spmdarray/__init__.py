@@ -20,7 +20,18 @@ if _os.path.isfile(_os.path.join(_root, "decomposition", "layout.py")) and not _
 ):
     __path__.append(_root)  # noqa: F821
 
-from . import _advanced, _axes, _joining, _scans, _selection, _splitting, random  # noqa: E402,F401  (they register functions)
+from . import (  # noqa: E402,F401  (they register functions)
+    _advanced,
+    _axes,
+    _joining,
+    _linalg_decomp,
+    _linalg_norms,
+    _linalg_products,
+    _scans,
+    _selection,
+    _splitting,
+    random,
+)
 from ._advanced import diag_indices  # noqa: E402
 from ._array import ndarray  # noqa: E402
 from ._backend import backend_info  # noqa: E402

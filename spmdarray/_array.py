@@ -279,6 +279,13 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         """Transposed view.  Not collective."""
         return self.transpose()
 
+    @property
+    def mT(self) -> ndarray:  # noqa: N802
+        """View with the last two axes swapped (``numpy.linalg.matrix_transpose``).  Not collective."""
+        if self.ndim < 2:
+            raise ValueError("matrix transpose with ndim < 2 is undefined")
+        return self.swapaxes(-1, -2)
+
     def transpose(self, *axes) -> ndarray:
         """View with axes permuted (reversed by default).  Not collective."""
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):

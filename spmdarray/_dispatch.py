@@ -66,6 +66,10 @@ def array_ufunc(ufunc, method, inputs, kwargs):
 
             o = out[0] if out else None
             return matmul(*inputs, out=o, **kwargs)
+        from ._linalg_products import GUFUNCS
+
+        if ufunc in GUFUNCS:
+            return GUFUNCS[ufunc](*inputs, out=out[0] if out else None, **kwargs)
         if ufunc.signature is not None:
             # A generalized ufunc has core dimensions: not elementwise.
             raise NotImplementedError(f"numpy.{ufunc.__name__} (generalized ufunc) on spmdarray arrays")
@@ -320,14 +324,6 @@ def size(a, axis=None):
 @implements(np.copy)
 def _copy(a, order="K", subok=False):
     return a.copy()
-
-
-@implements(np.dot)
-def dot(a, b, out=None):
-    """Distributed ``numpy.dot``.  Collective."""
-    from ._linalg import dot as _dot
-
-    return _dot(a, b, out=out)
 
 
 def _reg_like():

@@ -30,27 +30,35 @@ def _operand(x, ctx):
 
 
 def matmul(a, b, out=None, **kwargs):
-    """``a @ b`` for 1-D and 2-D operands.  Collective.
+    """``a @ b``: SUMMA for 1-D and 2-D operands, stacks in ``_linalg_products``.  Collective.
 
     Raises
     ------
     ValueError
         NumPy's message when the core dimensions differ.
     NotImplementedError
-        For operands with more than two dimensions.
+        For gufunc keyword arguments other than ``dtype`` (``axes=`` ...).
     """
+    dtype = kwargs.pop("dtype", None)
+    for k in ("casting", "order", "subok"):
+        kwargs.pop(k, None)
+    for k in ("axes", "axis", "keepdims", "signature"):
+        if kwargs.get(k, None) in (None, False, np._NoValue):
+            kwargs.pop(k, None)
     if kwargs:
         raise NotImplementedError(f"matmul keyword arguments {sorted(kwargs)}")
     ctx = _engine.context_of(a, b, out)
     a, b = _operand(a, ctx), _operand(b, ctx)
+    if dtype is not None or a.ndim > 2 or b.ndim > 2:
+        from ._linalg_products import matmul_nd
+
+        return matmul_nd(a, b, out=out, dtype=dtype)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(
             f"matmul: Input operand {0 if a.ndim == 0 else 1} does not have enough dimensions "
             "(has 0, gufunc core with signature "
             "(n?,k),(k,m?)->(n?,m?) requires 1)"
         )
-    if a.ndim > 2 or b.ndim > 2:
-        raise NotImplementedError("matmul of arrays with more than 2 dimensions (batched matmul)")
     ka = a.shape[-1]
     kb = b.shape[0]
     if ka != kb:
@@ -148,11 +156,13 @@ class _SubCtx:
 
 
 def dot(a, b, out=None):
-    """NumPy's ``dot`` for scalars, 1-D and 2-D operands.  Collective."""
+    """NumPy's ``dot``: scalars, SUMMA for 1-D and 2-D operands, ``tensordot`` above.  Collective."""
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         return _engine.elementwise(np.multiply, [a, b], out=None if out is None else (out,))
     if np.ndim(a) > 2 or np.ndim(b) > 2:
-        raise NotImplementedError("dot of arrays with more than 2 dimensions")
+        from ._linalg_products import dot as dot_nd
+
+        return dot_nd(a, b, out=out)
     if np.shape(a)[-1] != np.shape(b)[0]:
         sa, sb = np.shape(a), np.shape(b)
         ta, tb = _engine._shape_txt(sa), _engine._shape_txt(sb)

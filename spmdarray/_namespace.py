@@ -41,6 +41,15 @@ _ARRAY_FUNCTIONS = [
     "take_along_axis",
     "unravel_index",
     # others
+    # linear algebra (_linalg_products; numpy.linalg dispatches on its own)
+    "einsum",
+    "einsum_path",
+    "inner",
+    "kron",
+    "outer",
+    "tensordot",
+    "vdot",
+    "cross",
     "all",
     "trace",
     "tril",

@@ -35,15 +35,20 @@ class _Config:
     out of memory, so that all raise MemoryError.  It costs one 4-byte
     all-reduce per such array on several ranks; smaller allocations, served
     by CuPy's pool, skip it (None: never agree).
+    ``linalg_max_elements``: the largest matrix (elements per matrix) that a
+    replicated linear-algebra routine (``inv``, ``eig``, ``det`` ...) gathers
+    onto one rank; larger matrices raise NotImplementedError (default
+    ``4096 * 4096``).  See docs/linalg.md.
     All must be set identically on every rank.
     """
 
-    __slots__ = ("ghost_width", "reduce_gather_bytes", "agree_allocation_bytes")
+    __slots__ = ("ghost_width", "reduce_gather_bytes", "agree_allocation_bytes", "linalg_max_elements")
 
     def __init__(self) -> None:
         self.ghost_width = 1
         self.reduce_gather_bytes = 16 << 20
         self.agree_allocation_bytes = 1 << 20
+        self.linalg_max_elements = 4096 * 4096
 
 
 config = _Config()

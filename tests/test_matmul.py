@@ -291,14 +291,12 @@ def test_scalar_operand():
 
 
 @pytest.mark.parametrize("sa,sb", [((2, 3, 4), (4, 5)), ((3, 4), (2, 4, 5)), ((2, 3, 4), (2, 4, 3))], ids=str)
-def test_more_than_two_dimensions_raises_not_implemented(sa, sb):
-    x, y = sp.ones(sa), sp.ones(sb)
-    with pytest.raises(NotImplementedError):
-        x @ y
-    with pytest.raises(NotImplementedError):
-        numpy.matmul(x, y)
-    with pytest.raises(NotImplementedError):
-        numpy.dot(x, y)
+def test_more_than_two_dimensions(sa, sb):
+    a, b = ref(sa), ref(sb, seed=1)
+    x, y = sp.array(a), sp.array(b)
+    assert_eq(x @ y, a @ b, **_tol(float))
+    assert_eq(numpy.matmul(x, y), numpy.matmul(a, b), **_tol(float))
+    assert_eq(numpy.dot(x, y), numpy.dot(a, b), **_tol(float))
 
 
 # --------------------------------------------------------------- empty and tiny

@@ -154,8 +154,7 @@ def test_matmul_ufunc_in_sweep_shapes():
 
 
 @pytest.mark.parametrize("name", ["matvec", "vecdot", "vecmat"])
-def test_other_gufuncs_raise_not_implemented(name):
+def test_other_gufuncs(name):
     a = ref((5, 5))
     x = sp.array(a)
-    with pytest.raises(NotImplementedError, match=name):
-        getattr(numpy, name)(x, x)
+    assert_eq(getattr(numpy, name)(x, x), getattr(numpy, name)(a, a), rtol=1e-12, atol=1e-13)
