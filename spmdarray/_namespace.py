@@ -20,6 +20,31 @@ import numpy as np
 _UFUNCS = sorted(n for n in dir(np) if isinstance(getattr(np, n, None), np.ufunc))
 
 _ARRAY_FUNCTIONS = [
+    # logic, comparison, dtype utilities, misc (_logic.py)
+    "angle",
+    "array2string",
+    "array_repr",
+    "array_str",
+    "astype",
+    "common_type",
+    "fix",
+    "imag",
+    "iscomplex",
+    "isfortran",
+    "isneginf",
+    "isposinf",
+    "isreal",
+    "may_share_memory",
+    "min_scalar_type",
+    "nan_to_num",
+    "packbits",
+    "real",
+    "real_if_close",
+    "shares_memory",
+    "unpackbits",
+    "isdtype",
+    "mintypecode",
+    # (end of logic block)
     "all",
     "trace",
     "tril",
