@@ -20,7 +20,16 @@ if _os.path.isfile(_os.path.join(_root, "decomposition", "layout.py")) and not _
 ):
     __path__.append(_root)  # noqa: F821
 
-from . import _axes, _joining, _logic, _scans, _selection, _splitting, random  # noqa: E402,F401  (they register functions)
+from . import (  # noqa: E402,F401  (they register functions)
+    _axes,
+    _joining,
+    _logic,
+    _scans,
+    _selection,
+    _splitting,
+    array_api,  # noqa: E402,F401  (the Array API namespace, after the rest)
+    random,
+)
 from ._array import ndarray  # noqa: E402
 from ._backend import backend_info  # noqa: E402
 from ._creation import *  # noqa: E402,F401,F403
@@ -32,8 +41,6 @@ from ._namespace import __getattr__  # noqa: E402,F401
 from ._storage import config  # noqa: E402
 from .comm import CommStats, comm_stats, set_default_comm  # noqa: E402
 from .io import checkpoint, load_hdf5, restore, save_hdf5  # noqa: E402
-
-from . import array_api  # noqa: E402  (the Array API namespace, after the rest)
 
 __version__ = "0.1.0"
 

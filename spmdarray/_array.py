@@ -336,7 +336,7 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True) -> ndarray:
         """Copy converted to ``dtype`` (NumPy's casting rules).  Collective."""
         dtype = np.dtype(dtype)
-        np.empty(1, self.dtype).astype(dtype, casting=casting)  # NumPy's TypeError
+        np.zeros(1, self.dtype).astype(dtype, casting=casting)  # NumPy's TypeError
         if dtype == self.dtype and not copy:
             return self
         from ._creation import empty_like

@@ -84,7 +84,11 @@ def _check_inf_dtype(name, x) -> None:
 def isneginf(x, out=None):
     """Distributed ``numpy.isneginf``.  Collective."""
     _check_inf_dtype("isneginf", x)
-    return _engine.elementwise(np.logical_and, [_engine.elementwise(np.isinf, [x]), _engine.elementwise(np.signbit, [x])], out=None if out is None else (out,))
+    return _engine.elementwise(
+        np.logical_and,
+        [_engine.elementwise(np.isinf, [x]), _engine.elementwise(np.signbit, [x])],
+        out=None if out is None else (out,),
+    )
 
 
 @implements(np.isposinf)
@@ -93,7 +97,8 @@ def isposinf(x, out=None):
     _check_inf_dtype("isposinf", x)
     neg = _engine.elementwise(np.signbit, [x])
     return _engine.elementwise(
-        np.logical_and, [_engine.elementwise(np.isinf, [x]), _engine.elementwise(np.logical_not, [neg])],
+        np.logical_and,
+        [_engine.elementwise(np.isinf, [x]), _engine.elementwise(np.logical_not, [neg])],
         out=None if out is None else (out,),
     )
 
@@ -475,14 +480,16 @@ def unpackbits(a, /, axis=None, count=None, bitorder="big"):
     res = _bitwise_out(x, ax, 8 * n, ob, lambda b: xp.unpackbits(b, axis=ax, bitorder=bitorder), np.uint8)
     if count is None:
         return res
-    keep = max(0, 8 * n + count) if count < 0 else count
+    if count < 0 and -count > 8 * n:
+        raise ValueError("-count larger than number of elements")
+    keep = 8 * n + count if count < 0 else count
     key = tuple(slice(0, min(keep, 8 * n)) if d == ax else slice(None) for d in range(res.ndim))
     if keep <= 8 * n:
         return res[key].copy()
-    from ._creation import zeros
+    from ._creation import _new
 
     shape = tuple(keep if d == ax else s for d, s in enumerate(res.shape))
-    out = zeros(shape, np.uint8, comm=res.comm)
+    out = _new(shape, np.uint8, res._st.ctx, fill=0)
     out[key] = res
     return out
 

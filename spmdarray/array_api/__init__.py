@@ -24,8 +24,8 @@ import numpy as _np
 
 import spmdarray as _sp
 
-from . import fft, linalg
 from .._reductions import normalize_axes as _normalize_axes
+from . import fft, linalg  # noqa: F401  (the standard's extensions)
 from ._info import Info as _Info
 from ._info import backend_for as _backend_for
 
@@ -183,7 +183,7 @@ def triu(x, /, *, k=0):
     return _np.triu(x, k=k)
 
 
-from .._logic import from_dlpack  # noqa: E402
+from .._logic import from_dlpack  # noqa: E402,F401
 
 # ------------------------------------------------------ data type functions
 

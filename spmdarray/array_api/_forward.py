@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import importlib
 
 import numpy as np
 
@@ -21,7 +20,9 @@ def forward(module: str, name: str, creates: bool = False):
 
     @functools.wraps(ref)
     def f(*args, **kwargs):
-        target = getattr(importlib.import_module(f"spmdarray.{module}"), name, None)
+        import spmdarray
+
+        target = getattr(getattr(spmdarray, module), name, None)
         if target is None or (creates and target is ref):
             raise NotImplementedError(f"spmdarray.array_api.{module}.{name} is not implemented yet")
         return target(*args, **kwargs)

@@ -24,7 +24,18 @@ __all__ = [
     "ifftshift",
 ]
 
-globals().update({_n: forward("fft", _n) for _n in __all__ if not _n.endswith("fftfreq")})
+fft = forward("fft", "fft")
+ifft = forward("fft", "ifft")
+fftn = forward("fft", "fftn")
+ifftn = forward("fft", "ifftn")
+rfft = forward("fft", "rfft")
+irfft = forward("fft", "irfft")
+rfftn = forward("fft", "rfftn")
+irfftn = forward("fft", "irfftn")
+hfft = forward("fft", "hfft")
+ihfft = forward("fft", "ihfft")
+fftshift = forward("fft", "fftshift")
+ifftshift = forward("fft", "ifftshift")
 _fftfreq = forward("fft", "fftfreq", creates=True)
 _rfftfreq = forward("fft", "rfftfreq", creates=True)
 
