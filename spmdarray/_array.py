@@ -10,6 +10,7 @@ are seen by all of them.
 from __future__ import annotations
 
 import operator
+import warnings
 
 import numpy as np
 
@@ -336,7 +337,9 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True) -> ndarray:
         """Copy converted to ``dtype`` (NumPy's casting rules).  Collective."""
         dtype = np.dtype(dtype)
-        np.zeros(1, self.dtype).astype(dtype, casting=casting)  # NumPy's TypeError
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the copy below warns as NumPy does, once
+            np.zeros(1, self.dtype).astype(dtype, casting=casting)  # NumPy's TypeError
         if dtype == self.dtype and not copy:
             return self
         from ._creation import empty_like
