@@ -431,6 +431,18 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
             raise TypeError("array does not have imaginary part to set")
         _engine.assign(self.imag, value)
 
+    def conj(self) -> ndarray:
+        """Complex conjugate (``numpy.conjugate``).  Collective (no communication)."""
+        return np.conjugate(self)
+
+    conjugate = conj
+
+    def byteswap(self, inplace: bool = False) -> ndarray:
+        """Bytes of every element swapped, block by block.  Collective (no communication)."""
+        from ._logic import byteswap
+
+        return byteswap(self, inplace)
+
     @property
     def flags(self):
         """Contiguity of the global view (see :class:`spmdarray._logic.Flags`).  Not collective."""

@@ -133,6 +133,21 @@ def real_if_close(a, tol=100):
     return a
 
 
+def byteswap(x, inplace: bool = False):
+    """``x.byteswap(inplace)``: each rank swaps its block (device blocks through the host).
+
+    Collective (no communication).
+    """
+    be = x._st.be
+
+    swap = _local(lambda a: a.byteswap() if hasattr(a, "byteswap") else be.asarray(be.to_host(a).byteswap()))
+
+    if inplace:
+        _engine.elementwise(swap, [x], out=(x,))
+        return x
+    return _engine.elementwise(swap, [x])
+
+
 # ----------------------------------------------------------- dtype utilities
 @implements(np.min_scalar_type)
 def min_scalar_type(a):

@@ -547,3 +547,17 @@ def test_dlpack_exports_the_local_block():
         x.to_device("tpu")
     with pytest.raises(ValueError):
         xp.zeros(3, device="tpu")
+
+
+@pytest.mark.parametrize("dtype", [numpy.int16, numpy.int64, numpy.float32, numpy.complex128], ids=str)
+def test_conj_and_byteswap(dtype):
+    a = ref((5, 6), dtype)
+    x = sp.array(a)
+    assert_eq(x.conj(), a.conj(), exact=True)
+    assert_eq(x[::-2].conjugate(), a[::-2].conjugate(), exact=True)
+    assert_eq(x.byteswap(), a.byteswap(), exact=True)
+    assert_eq(x.T[::-1].byteswap(), a.T[::-1].byteswap(), exact=True)
+    r = x.byteswap(inplace=True)
+    a.byteswap(inplace=True)
+    assert r is x
+    assert_eq(x, a, exact=True)
