@@ -561,3 +561,19 @@ def test_conj_and_byteswap(dtype):
     a.byteswap(inplace=True)
     assert r is x
     assert_eq(x, a, exact=True)
+
+
+@pytest.mark.parametrize(
+    "s1,s2,axis", [((7,), (7,), -1), ((5, 6), (6,), -1), ((3, 4, 5), (4, 5), -2), ((1, 4, 3), (5, 1, 3), 2)], ids=str
+)
+@pytest.mark.parametrize("dtype", [numpy.int32, numpy.float64, numpy.complex128], ids=str)
+def test_vecdot(s1, s2, axis, dtype):
+    a, b = ref(s1, dtype), ref(s2, dtype, seed=1)
+    want = numpy.vecdot(a, b, axis=axis)
+    got = xp.vecdot(xp.asarray(a), xp.asarray(b), axis=axis)
+    assert_eq(got, want if want.ndim else want[()])
+    assert_eq(xp.linalg.vecdot(xp.asarray(a), b, axis=axis), want if want.ndim else want[()])
+    with pytest.raises(ValueError):
+        xp.vecdot(xp.asarray(a), xp.asarray(ref(s2[:-1] + (s2[-1] + 1,))))
+    with pytest.raises(ValueError):
+        xp.asarray(a, copy=False)

@@ -20,12 +20,13 @@ standard's names and signatures (``concat``, ``permute_dims``,
 
 from __future__ import annotations
 
+import builtins
+
 import numpy as _np
 
 import spmdarray as _sp
 
 from .._reductions import normalize_axes as _normalize_axes
-from . import fft, linalg  # noqa: F401  (the standard's extensions)
 from ._info import Info as _Info
 from ._info import backend_for as _backend_for
 
@@ -110,6 +111,11 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None, comm=None):
         elif copy:
             out = out.copy()
         return out
+    if copy is False:
+        raise ValueError(
+            "asarray(copy=False): making a distributed array from a non-distributed object always copies; "
+            "use copy=None or True (or spmdarray.from_local / from_dlpack to wrap each rank's own block)"
+        )
     return _sp.asarray(obj, dtype=dtype, copy=copy, **_kw(device, comm))
 
 
@@ -244,8 +250,25 @@ def tensordot(x1, x2, /, *, axes=2):
 
 
 def vecdot(x1, x2, /, *, axis=-1):
-    """Dot product of vectors along ``axis`` (conjugating ``x1``).  Collective."""
-    return _np.vecdot(x1, x2, axis=axis)
+    """Dot product of vectors along ``axis`` of the broadcast shape (conjugating ``x1``).
+
+    Collective: an elementwise product (distributed) and a sum along ``axis``.
+    """
+    if not (isinstance(x1, _sp.ndarray) or isinstance(x2, _sp.ndarray)):
+        return _np.vecdot(x1, x2, axis=axis)
+    n1, n2 = _np.shape(x1), _np.shape(x2)
+    nd = builtins.max(len(n1), len(n2))
+    if not -nd <= axis < 0 and not 0 <= axis < nd:
+        raise _np.exceptions.AxisError(axis, nd)
+    ax = axis % nd - nd  # counted from the end: both operands' contracted axis
+    if -ax > builtins.min(len(n1), len(n2)) or n1[ax] != n2[ax]:
+        raise ValueError(
+            f"vecdot: x1 {n1} and x2 {n2} must have the same size along axis {axis} (and at least {-ax} dimensions)"
+        )
+    dt = _np.result_type(x1, x2)
+    if dt.kind == "c":
+        x1 = _np.conjugate(x1)
+    return _np.sum(_np.multiply(x1, x2), axis=ax, dtype=dt)
 
 
 # ------------------------------------------------------------- manipulation
@@ -473,3 +496,7 @@ def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
     if append is not None:
         kw["append"] = append
     return _np.diff(x, n=n, axis=axis, **kw)
+
+
+# The standard's extensions (linalg reuses this module's matmul, vecdot, ...).
+from . import fft, linalg  # noqa: E402,F401
