@@ -129,7 +129,7 @@ def real_if_close(a, tol=100):
     t = tol * np.finfo(a.dtype).eps if tol > 1 else tol
     small = _engine.elementwise(np.less, [_engine.elementwise(np.absolute, [a.imag]), t])
     if bool(small.all()):
-        return a.real.copy()
+        return a.real  # a view, as in NumPy
     return a
 
 

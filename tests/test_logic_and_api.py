@@ -110,6 +110,8 @@ def test_complex_parts_and_angle(shape, dtype):
     assert numpy.isrealobj(x) == numpy.isrealobj(a)
     rc = numpy.real_if_close(x)
     assert_eq(rc, numpy.real_if_close(a))
+    if a.dtype.kind == "c" and numpy.real_if_close(a).dtype.kind != "c" and a.size:
+        assert numpy.shares_memory(rc, x)  # a view, as in NumPy
     small = a + 1e-16j if a.dtype.kind == "c" else a
     assert_eq(numpy.real_if_close(sp.array(small)), numpy.real_if_close(small))
 
@@ -543,6 +545,12 @@ def test_dlpack_exports_the_local_block():
     z[...] = 0
     assert_eq(x, numpy.arange(10.0))
     assert x.to_device(x.device) is x
+    c = x.to_device("cpu")
+    assert c.device == "cpu" and isinstance(c.local, numpy.ndarray)
+    assert_eq(c, numpy.arange(10.0), exact=True)
+    if x.device == "gpu":
+        assert c.to_device("gpu").device == "gpu"
+        assert_eq(c.to_device("gpu"), numpy.arange(10.0), exact=True)
     with pytest.raises(ValueError):
         x.to_device("tpu")
     with pytest.raises(ValueError):
@@ -577,3 +585,25 @@ def test_vecdot(s1, s2, axis, dtype):
         xp.vecdot(xp.asarray(a), xp.asarray(ref(s2[:-1] + (s2[-1] + 1,))))
     with pytest.raises(ValueError):
         xp.asarray(a, copy=False)
+
+
+def test_namespace_errors_are_numpys():
+    x = xp.asarray(ref((3, 1, 4)))
+    a = ref((3, 1, 4))
+    for f, exc in (
+        (lambda m, ns: ns.squeeze(m, 0), ValueError),
+        (lambda m, ns: ns.permute_dims(m, (0, 1)), ValueError),
+        (lambda m, ns: ns.concat([m, m[:, :, :2]], axis=0), ValueError),
+        (lambda m, ns: ns.astype(m, "no-such-dtype"), TypeError),
+        (lambda m, ns: ns.sum(m, axis=3), numpy.exceptions.AxisError),
+        (lambda m, ns: ns.argmax(m, axis=-4), numpy.exceptions.AxisError),
+        (lambda m, ns: ns.add(m, ns.ones((2, 5))), ValueError),
+    ):
+        with pytest.raises(exc):
+            f(a, numpy)
+        with pytest.raises(exc):
+            f(x, xp)
+    with pytest.raises(ValueError):
+        xp.unstack(sp.ones(())[...])
+    with pytest.raises(numpy.exceptions.AxisError):
+        xp.unstack(x, axis=3)
