@@ -34,7 +34,7 @@ from ._array import ndarray  # noqa: E402
 from ._backend import backend_info  # noqa: E402
 from ._creation import *  # noqa: E402,F401,F403
 from ._creation import __all__ as _creation_all  # noqa: E402
-from ._logic import from_dlpack  # noqa: E402
+from ._logic import asarray_chkfinite, from_dlpack  # noqa: E402
 from ._namespace import *  # noqa: E402,F401,F403
 from ._namespace import __all__ as _ns_all  # noqa: E402
 from ._namespace import __getattr__  # noqa: E402,F401
@@ -49,6 +49,7 @@ __all__ = [
     "backend_info",
     "checkpoint",
     "comm_stats",
+    "asarray_chkfinite",
     "config",
     "from_dlpack",
     "load_hdf5",

@@ -18,7 +18,7 @@ from . import _engine
 from ._dispatch import implements
 from ._storage import Storage
 
-__all__ = ["part_view", "Flags", "flags_of", "from_dlpack"]
+__all__ = ["part_view", "Flags", "flags_of", "from_dlpack", "asarray_chkfinite"]
 
 
 # ------------------------------------------------------------ elementwise
@@ -507,6 +507,20 @@ def unpackbits(a, /, axis=None, count=None, bitorder="big"):
     out = _new(shape, np.uint8, res._st.ctx, fill=0)
     out[key] = res
     return out
+
+
+@implements(np.asarray_chkfinite)
+def asarray_chkfinite(a, dtype=None, order=None, *, comm=None):
+    """:func:`spmdarray.asarray`, raising ValueError on every rank if any element is NaN or infinite.
+
+    Collective (one all-reduce of a bool for float and complex arrays).
+    """
+    from ._creation import asarray
+
+    x = asarray(a, dtype=dtype, comm=comm)
+    if x.dtype.kind in "fc" and not bool(_engine.elementwise(np.isfinite, [x]).all()):
+        raise ValueError("array must not contain infs or NaNs")
+    return x
 
 
 # ---------------------------------------------------------------- dlpack

@@ -187,7 +187,6 @@ _NOT_DISTRIBUTED = {
     "require",
     "tri",
     "vander",
-    "asarray_chkfinite",
     "asmatrix",
     "bartlett",
     "blackman",

@@ -377,6 +377,8 @@ SPEC_FFT = "fft ifft fftn ifftn rfft irfft rfftn irfftn hfft ihfft fftfreq rfftf
 def test_namespace_has_every_standard_name():
     ns = sp.zeros(3).__array_namespace__()
     assert ns is xp and ns.__array_api_version__ == "2024.12"
+    assert set(SPEC_FUNCTIONS + SPEC_CONSTANTS + SPEC_DTYPES) <= set(ns.__all__) | {"__array_namespace_info__"}
+    assert {"linalg", "fft"} <= set(ns.__all__)
     missing = [n for n in SPEC_FUNCTIONS + SPEC_CONSTANTS + SPEC_DTYPES if not hasattr(ns, n)]
     assert not missing, missing
     assert [n for n in SPEC_FUNCTIONS if not callable(getattr(ns, n))] == []
@@ -607,3 +609,19 @@ def test_namespace_errors_are_numpys():
         xp.unstack(sp.ones(())[...])
     with pytest.raises(numpy.exceptions.AxisError):
         xp.unstack(x, axis=3)
+
+
+@pytest.mark.parametrize("shape", [(7,), (5, 6), (0, 3)], ids=str)
+def test_asarray_chkfinite(shape):
+    a = ref(shape)
+    assert_eq(sp.asarray_chkfinite(a), numpy.asarray_chkfinite(a), exact=True)
+    assert_eq(numpy.asarray_chkfinite(sp.array(a)), a, exact=True)
+    assert_eq(sp.asarray_chkfinite(ref(shape, numpy.int32)), ref(shape, numpy.int32), exact=True)
+    if a.size:
+        a.reshape(-1)[-1] = numpy.inf  # held by one rank only
+        with pytest.raises(ValueError):
+            numpy.asarray_chkfinite(a)
+        with pytest.raises(ValueError):
+            sp.asarray_chkfinite(a)
+        with pytest.raises(ValueError):
+            numpy.asarray_chkfinite(sp.array(a))

@@ -500,3 +500,9 @@ def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
 
 # The standard's extensions (linalg reuses this module's matmul, vecdot, ...).
 from . import fft, linalg  # noqa: E402,F401
+
+__all__ = sorted(
+    n
+    for n, v in list(globals().items())
+    if not n.startswith("_") and n not in ("annotations", "builtins") and getattr(v, "__module__", "") != "__future__"
+) + ["__array_api_version__", "__array_namespace_info__"]
