@@ -442,6 +442,15 @@ def _bitwise_out(x, axis: int, n_out: int, out_bounds, local_fn, dtype):
     return res
 
 
+def _on_host(x, fn, **kw):
+    """``fn(block, **kw)`` computed on the host: CuPy's bit packing lacks some options.
+
+    Only this rank's block is copied (never a gather).
+    """
+    be = x._st.be
+    return lambda b: be.asarray(fn(be.to_host(b), **kw))
+
+
 def _axis_arg(a, axis, name):
     from ._reductions import normalize_axes
 
@@ -467,7 +476,6 @@ def packbits(a, /, axis=None, bitorder="big"):
     x, ax = _axis_arg(a, axis, "packbits")
     n = x.shape[ax]
     m = (n + 7) // 8
-    xp = x._st.be.xp
 
     def cut(iv):
         return tuple((min(8 * lo, n), min(8 * hi, n)) for lo, hi in block_bounds(m, len(iv)))
@@ -475,7 +483,7 @@ def packbits(a, /, axis=None, bitorder="big"):
     x = _regrid(x, ax, cut)
     ob = x._layout.intervals[ax]
     ob = None if ob is None else block_bounds(m, len(ob))
-    return _bitwise_out(x, ax, m, ob, lambda b: xp.packbits(b, axis=ax, bitorder=bitorder), np.uint8)
+    return _bitwise_out(x, ax, m, ob, _on_host(x, np.packbits, axis=ax, bitorder=bitorder), np.uint8)
 
 
 @implements(np.unpackbits)
@@ -489,10 +497,9 @@ def unpackbits(a, /, axis=None, count=None, bitorder="big"):
         count = int(count)
     x, ax = _axis_arg(a, axis, "unpackbits")
     n = x.shape[ax]
-    xp = x._st.be.xp
     iv = x._layout.intervals[ax]
     ob = None if iv is None else tuple((8 * lo, 8 * hi) for lo, hi in iv)
-    res = _bitwise_out(x, ax, 8 * n, ob, lambda b: xp.unpackbits(b, axis=ax, bitorder=bitorder), np.uint8)
+    res = _bitwise_out(x, ax, 8 * n, ob, _on_host(x, np.unpackbits, axis=ax, bitorder=bitorder), np.uint8)
     if count is None:
         return res
     if count < 0 and -count > 8 * n:
