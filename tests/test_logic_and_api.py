@@ -371,6 +371,14 @@ SPEC_CONSTANTS = "e inf nan newaxis pi".split()
 SPEC_DTYPES = "bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 float32 float64 complex64 complex128".split()
 SPEC_LINALG = """cholesky cross det diagonal eigh eigvalsh inv matmul matrix_norm matrix_power matrix_rank
 matrix_transpose outer pinv qr slogdet solve svd svdvals tensordot trace vecdot vector_norm""".split()
+SPEC_ARRAY_ATTRIBUTES = """
+__abs__ __add__ __and__ __array_namespace__ __bool__ __complex__ __dlpack__ __dlpack_device__ __eq__ __float__
+__floordiv__ __ge__ __getitem__ __gt__ __index__ __int__ __invert__ __le__ __lshift__ __lt__ __matmul__ __mod__
+__mul__ __ne__ __neg__ __or__ __pos__ __pow__ __rshift__ __setitem__ __sub__ __truediv__ __xor__ __iadd__ __radd__
+__iand__ __rand__ __ifloordiv__ __rfloordiv__ __ilshift__ __rlshift__ __imatmul__ __rmatmul__ __imod__ __rmod__
+__imul__ __rmul__ __ior__ __ror__ __ipow__ __rpow__ __irshift__ __rrshift__ __isub__ __rsub__ __itruediv__
+__rtruediv__ __ixor__ __rxor__ dtype device mT ndim shape size T to_device
+""".split()
 SPEC_FFT = "fft ifft fftn ifftn rfft irfft rfftn irfftn hfft ihfft fftfreq rfftfreq fftshift ifftshift".split()
 
 
@@ -385,6 +393,8 @@ def test_namespace_has_every_standard_name():
     assert [n for n in SPEC_LINALG if not callable(getattr(ns.linalg, n, None))] == []
     assert [n for n in SPEC_FFT if not callable(getattr(ns.fft, n, None))] == []
     assert ns.newaxis is None and ns.pi == numpy.pi and numpy.isnan(ns.nan)
+    x = sp.zeros((2, 3))
+    assert [n for n in SPEC_ARRAY_ATTRIBUTES if not hasattr(x, n)] == []
     for v in ("2023.12", "2024.12", None):
         assert sp.ones(2).__array_namespace__(api_version=v) is xp
     with pytest.raises(ValueError):
