@@ -27,9 +27,11 @@ from . import (  # noqa: E402,F401  (they register functions)
     _linalg_decomp,
     _linalg_norms,
     _linalg_products,
+    _logic,
     _scans,
     _selection,
     _splitting,
+    array_api,
     random,
 )
 from ._advanced import diag_indices  # noqa: E402
@@ -37,6 +39,7 @@ from ._array import ndarray  # noqa: E402
 from ._backend import backend_info  # noqa: E402
 from ._creation import *  # noqa: E402,F401,F403
 from ._creation import __all__ as _creation_all  # noqa: E402
+from ._logic import asarray_chkfinite, from_dlpack  # noqa: E402
 from ._namespace import *  # noqa: E402,F401,F403
 from ._namespace import __all__ as _ns_all  # noqa: E402
 from ._namespace import __getattr__  # noqa: E402,F401
@@ -51,8 +54,10 @@ __all__ = [
     "backend_info",
     "checkpoint",
     "comm_stats",
+    "asarray_chkfinite",
     "config",
     "diag_indices",
+    "from_dlpack",
     "load_hdf5",
     "ndarray",
     "random",

@@ -10,6 +10,7 @@ are seen by all of them.
 from __future__ import annotations
 
 import operator
+import warnings
 
 import numpy as np
 
@@ -175,6 +176,11 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         mirror = _mirror_method(self, name)
         if mirror is not None:
             return mirror
+        if name == "strides":
+            raise _MissingMethod(
+                "spmdarray.ndarray.strides: a distributed array has no global strides (its blocks are separate "
+                "allocations); use x.local.strides for this rank's block, or x.flags for contiguity"
+            )
         if not name.startswith("_") and hasattr(np.ndarray, name):
             raise _MissingMethod(
                 f"spmdarray.ndarray.{name} is not implemented yet; it was not computed by gathering the "
@@ -348,7 +354,9 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True) -> ndarray:
         """Copy converted to ``dtype`` (NumPy's casting rules).  Collective."""
         dtype = np.dtype(dtype)
-        np.empty(1, self.dtype).astype(dtype, casting=casting)  # NumPy's TypeError
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the copy below warns as NumPy does, once
+            np.zeros(1, self.dtype).astype(dtype, casting=casting)  # NumPy's TypeError
         if dtype == self.dtype and not copy:
             return self
         from ._creation import empty_like
@@ -410,6 +418,113 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         from ._linalg import dot
 
         return dot(self, other, out=out)
+
+    # ------------------------------------------- complex parts, flags, Array API
+    @property
+    def real(self) -> ndarray:
+        """Real part: a writable view for complex arrays, ``self`` otherwise.  Not collective."""
+        if self.dtype.kind != "c":
+            return self
+        from ._logic import part_view
+
+        return part_view(self, "real")
+
+    @real.setter
+    def real(self, value) -> None:
+        _engine.assign(self.real, value)
+
+    @property
+    def imag(self) -> ndarray:
+        """Imaginary part: a writable view for complex arrays.
+
+        Not collective for complex arrays.  For other dtypes a new array of
+        zeros (collective, no communication; NumPy gives a read-only view).
+        """
+        if self.dtype.kind != "c":
+            from ._creation import zeros_like
+
+            return zeros_like(self)
+        from ._logic import part_view
+
+        return part_view(self, "imag")
+
+    @imag.setter
+    def imag(self, value) -> None:
+        if self.dtype.kind != "c":
+            raise TypeError("array does not have imaginary part to set")
+        _engine.assign(self.imag, value)
+
+    def conj(self) -> ndarray:
+        """Complex conjugate (``numpy.conjugate``).  Collective (no communication)."""
+        return np.conjugate(self)
+
+    conjugate = conj
+
+    def byteswap(self, inplace: bool = False) -> ndarray:
+        """Bytes of every element swapped, block by block.  Collective (no communication)."""
+        from ._logic import byteswap
+
+        return byteswap(self, inplace)
+
+    @property
+    def flags(self):
+        """Contiguity of the global view (see :class:`spmdarray._logic.Flags`).  Not collective."""
+        from ._logic import flags_of
+
+        return flags_of(self)
+
+    @property
+    def mT(self) -> ndarray:  # noqa: N802 - NumPy's name
+        """Transpose of the last two axes (a view).  Not collective."""
+        if self.ndim < 2:
+            raise ValueError("matrix transpose with ndim < 2 is undefined")
+        return self.swapaxes(-1, -2)
+
+    @property
+    def device(self):
+        """Array API device: ``"cpu"`` (NumPy blocks) or ``"gpu"`` (CuPy blocks).  Not collective."""
+        from .array_api._info import device_of
+
+        return device_of(self)
+
+    def to_device(self, device, /, *, stream=None) -> ndarray:
+        """This array on another Array API device (same layout).  Collective, no communication."""
+        from .array_api._info import backend_for
+
+        if stream is not None:
+            raise NotImplementedError("spmdarray.ndarray.to_device(stream=...) is not supported")
+        name = backend_for(device)
+        if name == self._st.be.name:
+            return self
+        from ._creation import _to_backend
+
+        return _to_backend(self, name, self.dtype)
+
+    def __array_namespace__(self, /, *, api_version=None):
+        """The Array API namespace :mod:`spmdarray.array_api`.  Not collective."""
+        from . import array_api
+
+        array_api._check_version(api_version)
+        return array_api
+
+    def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """DLPack capsule of THIS RANK'S BLOCK (not of the global array).  Not collective.
+
+        ``spmdarray.from_dlpack`` on every rank wraps the blocks back into a
+        distributed array (stacked along axis 0, like ``from_local``).
+        """
+        kw = {"stream": stream} if stream is not None else {}
+        if max_version is not None:
+            kw["max_version"] = max_version
+        if dl_device is not None:
+            kw["dl_device"] = dl_device
+        if copy is not None:
+            kw["copy"] = copy
+        return self.local.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        """DLPack device of this rank's block.  Not collective."""
+        return self.local.__dlpack_device__()
 
     def clip(self, min=None, max=None, out=None, **kw):  # noqa: A002
         return np.clip(self, min, max, out=out, **kw)

@@ -103,8 +103,13 @@ def _partial_reduce(name, x, axes, dtype, initial=np._NoValue):
     members = _group(lay, gaxes, ctx.rank) if gaxes else [ctx.rank]
     mine = None
     be = x._st.be
+    # Under ``errstate(...='raise')`` a floating-point error may strike one rank
+    # only (its block overflows): every rank agrees before it goes on.
+    agree = "raise" in np.geterr().values()
     if has_data(ctx.rank):
-        mine = _local_reduce(be, fn, x.local, axes, kw, res_dtype)
+        mine = _agreeing(ctx, agree, lambda: _local_reduce(be, fn, x.local, axes, kw, res_dtype))
+    elif agree:
+        _engine._agree(ctx, None)
     nbytes = len(members) * int(np.prod(rshape, dtype=np.int64)) * res_dtype.itemsize
     if len(members) > 1 and nbytes > config.reduce_gather_bytes and res_dtype.kind in "biufc":
         # Large partials: a rank-ordered Reduce + Bcast holds two blocks, not one per rank.
@@ -117,14 +122,30 @@ def _partial_reduce(name, x, axes, dtype, initial=np._NoValue):
         parts = [p for p, m in zip(parts, members) if has_data(m)]
     else:
         parts = [mine] if mine is not None else []
-    if not parts:
-        empty = np.empty(tuple(0 if a in axes else n for a, n in enumerate(rshape)), x.dtype)
-        local = np.asarray(fn(empty, axis=axes, keepdims=True, **kw), dtype=res_dtype)
-    elif len(parts) == 1:
-        local = parts[0]
-    else:
-        local = np.asarray(fn(np.stack(parts), axis=0, **kw), dtype=res_dtype)
+
+    def combine():
+        if not parts:
+            empty = np.empty(tuple(0 if a in axes else n for a, n in enumerate(rshape)), x.dtype)
+            return np.asarray(fn(empty, axis=axes, keepdims=True, **kw), dtype=res_dtype)
+        if len(parts) == 1:
+            return parts[0]
+        return np.asarray(fn(np.stack(parts), axis=0, **kw), dtype=res_dtype)
+
+    local = _agreeing(ctx, agree, combine)
     return rlay, local, res_dtype
+
+
+def _agreeing(ctx, agree: bool, compute):
+    """``compute()``; with ``agree``, a FloatingPointError on any rank raises on every rank.  Collective."""
+    if not agree:
+        return compute()
+    err = out = None
+    try:
+        out = compute()
+    except FloatingPointError as e:
+        err = e
+    _engine._agree(ctx, err)
+    return out
 
 
 def _local_reduce(be, fn, block, axes, kw: dict, res_dtype):
