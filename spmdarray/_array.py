@@ -474,13 +474,6 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         return flags_of(self)
 
     @property
-    def mT(self) -> ndarray:  # noqa: N802 - NumPy's name
-        """Transpose of the last two axes (a view).  Not collective."""
-        if self.ndim < 2:
-            raise ValueError("matrix transpose with ndim < 2 is undefined")
-        return self.swapaxes(-1, -2)
-
-    @property
     def device(self):
         """Array API device: ``"cpu"`` (NumPy blocks) or ``"gpu"`` (CuPy blocks).  Not collective."""
         from .array_api._info import device_of
