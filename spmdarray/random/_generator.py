@@ -152,7 +152,7 @@ class Generator:
         """
         n = _int_arg("spawn", "n_children", n_children)
         if n < 0:
-            raise ValueError(f"n_children must be non-negative, got {n}")
+            raise OverflowError(f"spawn: n_children must be non-negative, got {n}")
         draw = self._next()
         return [Generator(_fold(self._seed, (draw, _MASK, j))) for j in range(n)]
 
@@ -743,7 +743,7 @@ class Generator:
         """
         n = _int_arg("bytes", "length", length)
         if n < 0:
-            raise ValueError(f"length must be non-negative, got {n}")
+            raise ValueError(f"bytes: length must be non-negative, got {n}")
         draw = self._next()
         bits = Stream(self._seed, draw, np.arange(n, dtype=np.uint64)).bits(0)
         return (bits & np.uint64(0xFF)).astype(np.uint8).tobytes()
