@@ -105,7 +105,7 @@ def _ks(a, b):
 
 
 @pytest.mark.parametrize("name", sorted(DISTS))
-@pytest.mark.parametrize("shape", [(7, 5), (13,), (3, 4, 5), (), (0, 3)], ids=str)
+@pytest.mark.parametrize("shape", [(7, 5), (3, 4, 5), (), (0, 3)], ids=str)
 def test_same_array_at_every_rank_count(name, shape):
     x = _draw(Generator(2024, draw=5), name, shape)
     assert isinstance(x, np.ndarray) and x.shape == shape
