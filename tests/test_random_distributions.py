@@ -664,6 +664,23 @@ def test_random_state_class(comm):
     assert len(set(comm.allgather(fresh.get_state()))) == 1
 
 
+def test_bit_generator_state():
+    g = Generator(3, draw=4)
+    assert g.bit_generator.state == {"bit_generator": "spmdarray.counter", "state": {"seed": 3, "draw": 4}}
+    h = Generator(0)
+    h.bit_generator.state = g.bit_generator.state
+    _same(h.random(5), g.random(5))
+    with pytest.raises(ValueError):
+        h.bit_generator.state = numpy.random.PCG64().state
+
+
+def test_multinomial_with_distributed_n():
+    n = numpy.array([3, 7, 0, 12, 5])
+    x = Generator(4).multinomial(np.asarray(n), [0.3, 0.7], size=(2, 5))
+    assert x.shape == (2, 5, 2)
+    _same(x, _SerialGenerator(4).multinomial(n, [0.3, 0.7], size=(2, 5)))
+
+
 def test_default_rng_seed_objects():
     ss = numpy.random.SeedSequence(42)
     assert sr.default_rng(ss).seed == sr.default_rng(numpy.random.SeedSequence(42)).seed

@@ -54,7 +54,7 @@ from numpy.random import MT19937, PCG64, PCG64DXSM, SFC64, BitGenerator, Philox,
 from . import _legacy
 from ._choice import SMALL_POPULATION
 from ._counter import _bits, _flat_indices, _integers_kernel, _mix64, _normal_kernel, _random_kernel, _stream_key
-from ._generator import Generator, _SerialGenerator
+from ._generator import CounterState, Generator, _SerialGenerator
 from ._legacy import (
     RandomState,
     default_rng,
@@ -74,6 +74,7 @@ ranf = sample = random_sample = globals()["random_sample"]  # NumPy's aliases
 
 __all__ = [
     "BitGenerator",
+    "CounterState",
     "Generator",
     "MT19937",
     "PCG64",

@@ -75,6 +75,31 @@ def _int_arg(func: str, name: str, value: Any) -> int:
         raise TypeError(f"spmdarray.random.{func}: {name} must be an integer, got {value!r}") from None
 
 
+class CounterState:
+    """What ``Generator.bit_generator`` returns: a view of the ``(seed, draw)`` state.  Not collective.
+
+    Not a NumPy BitGenerator (it cannot drive NumPy's samplers); its
+    ``state`` reads and writes the generator's seed and draw counter.
+    """
+
+    __slots__ = ("_gen",)
+
+    def __init__(self, gen: Generator) -> None:
+        self._gen = gen
+
+    @property
+    def state(self) -> dict:
+        """``{"bit_generator": "spmdarray.counter", "state": {"seed": s, "draw": k}}``."""
+        return {"bit_generator": "spmdarray.counter", "state": {"seed": self._gen.seed, "draw": self._gen.draw}}
+
+    @state.setter
+    def state(self, value: dict) -> None:
+        if not isinstance(value, dict) or value.get("bit_generator") != "spmdarray.counter":
+            raise ValueError("state must be a dict as CounterState.state returns")
+        g = Generator(value["state"]["seed"], draw=value["state"]["draw"])
+        self._gen._seed, self._gen._draw = g._seed, g._draw
+
+
 class Generator:
     """Counter-based random generator whose arrays do not depend on the rank count.
 
@@ -134,12 +159,9 @@ class Generator:
         return self._draw
 
     @property
-    def bit_generator(self) -> Any:
-        """NumPy's ``Generator.bit_generator`` has no counterpart: raises NotImplementedError."""
-        raise NotImplementedError(
-            "spmdarray.random.Generator.bit_generator: the counter-based generator has no NumPy BitGenerator; "
-            "its whole state is (seed, draw)"
-        )
+    def bit_generator(self) -> CounterState:
+        """The generator's state holder (not a NumPy BitGenerator): ``.state`` is ``{"seed", "draw"}``."""
+        return CounterState(self)
 
     def __repr__(self) -> str:
         return f"Generator(seed={self._seed}, draw={self._draw})"
