@@ -628,6 +628,8 @@ def test_legacy_others():
     a = numpy.arange(5)
     sr.shuffle(a)
     assert sorted(a.tolist()) == list(range(5))
+    sr.seed([1, 2, 3])
+    assert sr._state.seed == sr.default_rng([1, 2, 3]).seed and sr._state.draw == 0
 
 
 def test_state_round_trip():

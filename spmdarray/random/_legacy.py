@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ._counter import _entropy, _seed64
+from ._counter import _entropy
 from ._generator import Generator
 
 STATE_NAME = "spmdarray.counter"
@@ -84,7 +84,7 @@ class RandomState:
     """
 
     def __init__(self, seed: Any = None, *, comm: Any = None) -> None:
-        self._gen = Generator(_entropy(comm) if seed is None else seed)
+        self._gen = Generator(_entropy(comm) if seed is None else default_rng(seed).seed)
 
     @classmethod
     def _of(cls, gen: Generator) -> RandomState:
@@ -97,7 +97,7 @@ class RandomState:
 
     def seed(self, seed: Any = None, *, comm: Any = None) -> None:
         """Reseed and reset the draw counter (collective for ``seed=None``)."""
-        g = Generator(_entropy(comm) if seed is None else seed)
+        g = Generator(_entropy(comm) if seed is None else default_rng(seed).seed)
         self._gen._seed, self._gen._draw = g._seed, g._draw
 
     def get_state(self, legacy: bool = True) -> Any:
@@ -180,11 +180,13 @@ def _global(comm: Any = None) -> Generator:
 def seed(seed: Any = None, *, comm: Any = None) -> None:
     """Reseed the global generator of the legacy functions and reset its draw counter.
 
+    ``seed`` is an int, a sequence of ints or a NumPy SeedSequence (as for
+    :func:`default_rng`).
     Not collective for an integer seed.  Collective over ``comm`` for
     ``seed=None``: rank 0 draws entropy and broadcasts it.  Call it on every
     rank with the same arguments.
     """
-    _pkg()._state = Generator(_entropy(comm) if seed is None else _seed64(seed))
+    _pkg()._state = Generator(_entropy(comm) if seed is None else default_rng(seed).seed)
 
 
 def get_state(legacy: bool = True) -> Any:
