@@ -74,7 +74,6 @@ ranf = sample = random_sample = globals()["random_sample"]  # NumPy's aliases
 
 __all__ = [
     "BitGenerator",
-    "CounterState",
     "Generator",
     "MT19937",
     "PCG64",
@@ -82,7 +81,6 @@ __all__ = [
     "Philox",
     "RandomState",
     "SFC64",
-    "SMALL_POPULATION",
     "SeedSequence",
     "default_rng",
     "get_bit_generator",
@@ -96,6 +94,8 @@ __all__ = [
 ]
 
 _PRIVATE = (
+    CounterState,
+    SMALL_POPULATION,
     _bits,
     _flat_indices,
     _integers_kernel,

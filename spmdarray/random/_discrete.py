@@ -15,7 +15,7 @@ import numpy as np
 from ._continuous import standard_gamma
 from ._counter import Stream, branch, logfactorial, until_accepted
 
-_I64_MAX = float(np.iinfo(np.int64).max)
+_I64_MAX = float(np.nextafter(2.0**63, 0.0))  # the largest float64 below 2**63
 
 
 def _to_int(x: Any) -> Any:
