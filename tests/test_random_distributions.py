@@ -133,6 +133,19 @@ def test_distributed_parameter_broadcasts_without_size():
     _same(x, _SerialGenerator(3).normal(numpy.arange(12.0).reshape(3, 4), numpy.array([1.0, 2.0, 3.0, 4.0])))
 
 
+def test_parameters_that_are_views():
+    """Non-contiguous, reversed and transposed distributed parameters."""
+    base = numpy.arange(1.0, 43.0).reshape(6, 7)
+    x = np.asarray(base)
+    for view, ref_view in ((x[::-2], base[::-2]), (x.T, base.T), (x[1:, ::3], base[1:, ::3])):
+        got = Generator(6).gamma(view, 0.5)
+        _same(got, _SerialGenerator(6).gamma(ref_view, 0.5))
+        _same(
+            Generator(6).poisson(view, size=(2,) + ref_view.shape),
+            _SerialGenerator(6).poisson(ref_view, size=(2,) + ref_view.shape),
+        )
+
+
 def test_integers_with_array_bounds():
     lo, hi = numpy.array([0, 10, -5]), numpy.array([[5], [1000]]) + numpy.array([3, 20, 0])
     x = Generator(4).integers(lo, hi, size=(4, 2, 3))
