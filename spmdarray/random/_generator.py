@@ -75,6 +75,13 @@ def _int_arg(func: str, name: str, value: Any) -> int:
         raise TypeError(f"spmdarray.random.{func}: {name} must be an integer, got {value!r}") from None
 
 
+# Kernels that are plain arithmetic on their parameters: scalar parameters go in as Python floats
+# (the same IEEE operations as on arrays of that value, so the same bits) instead of filled arrays.
+_SCALAR_KERNELS = frozenset(
+    {C.uniform, C.normal, C.exponential, C.lognormal, C.laplace, C.logistic, C.gumbel, C.rayleigh, C.pareto, C.power}
+)
+
+
 class CounterState:
     """What ``Generator.bit_generator`` returns: a view of the ``(seed, draw)`` state.  Not collective.
 
@@ -231,7 +238,11 @@ class Generator:
         def fill(box: Box, xp: Any, blocks: list[Any]) -> Any:
             flat = _flat_indices(box, shape, xp)
             n = int(np.prod(flat.shape, dtype=np.int64))
-            ps = [b.reshape(-1) if b.ndim else xp.full(n, b[()], dtype=b.dtype) for b in blocks]
+            scalar_ok = kernel in _SCALAR_KERNELS
+            ps = [
+                b.reshape(-1) if b.ndim else (float(b) if scalar_ok else xp.full(n, b[()], dtype=b.dtype))
+                for b in blocks
+            ]
             with np.errstate(all="ignore"):
                 v = kernel(Stream(self._seed, draw, flat.reshape(-1), (), xp), *ps)
             return v.astype(dtype, copy=False).reshape(flat.shape)
