@@ -420,11 +420,10 @@ def test_numpy_scalar_parameters():
         (lambda: Generator(0).random(dtype=numpy.int64), TypeError, "Unsupported dtype"),
         (lambda: Generator(0).standard_normal(dtype=numpy.float16), TypeError, "Unsupported dtype"),
         (lambda: Generator(0).uniform(-1e308, 1e308), OverflowError, "range exceeds"),
-        (lambda: sr.normal(numpy.zeros(3), 1.0, 3), NotImplementedError, "normal: array-valued loc"),
-        (lambda: Generator(0).normal(0.0, [1.0, 2.0]), NotImplementedError, "normal: array-valued scale"),
-        (lambda: sr.uniform([0.0, 1.0], 2.0), NotImplementedError, "uniform: array-valued low"),
-        (lambda: Generator(0).integers(0, numpy.arange(3)), NotImplementedError, "integers: array-valued high"),
-        (lambda: sr.randint(numpy.arange(3)), NotImplementedError, "randint: array-valued low"),
+        (lambda: sr.normal(numpy.zeros(3), 1.0, 4), ValueError, "shape mismatch"),
+        (lambda: Generator(0).normal(0.0, [1.0, -2.0]), ValueError, "scale < 0"),
+        (lambda: Generator(0).integers(0, numpy.arange(3)), ValueError, "low >= high"),
+        (lambda: sr.randint(numpy.arange(3)), ValueError, "low >= high"),
         (lambda: sr.default_rng(-1), ValueError, "non-negative"),
         (lambda: sr.default_rng(1.5), TypeError, "seed must be"),
         (lambda: sr.seed(-3), ValueError, "non-negative"),
@@ -438,6 +437,8 @@ def test_errors(call, exc, match):
         call()
 
 
-def test_array_parameters_from_spmdarray_are_rejected():
-    with pytest.raises(NotImplementedError, match="normal: array-valued loc"):
-        Generator(0).normal(np.zeros(3), 1.0, 3)
+def test_array_parameters_from_spmdarray_broadcast():
+    """Array-valued parameters (more in test_random_distributions.py) broadcast as in NumPy."""
+    x = Generator(0).normal(np.zeros(3), 1.0, (2, 3))
+    assert x.shape == (2, 3)
+    _same_bits(_gather(x), _SerialGenerator(0).normal(numpy.zeros(3), 1.0, (2, 3)))

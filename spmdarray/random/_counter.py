@@ -1,0 +1,377 @@
+"""The counter-based core: element ``i`` of draw ``k`` of seed ``s`` as a pure function of ``(s, k, i)``.
+
+Pure NumPy/CuPy code: no MPI and no state.  See :mod:`spmdarray.random` for the
+design.  :class:`Stream` bundles the seed, draw and sub-stream path of one call
+with the flat indices of the elements being computed, and hands out
+independent *lanes* of uniform, normal and exponential variates for them.
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+from typing import Any
+
+import numpy as np
+
+Box = tuple[tuple[int, int], ...]
+
+_MASK = (1 << 64) - 1
+_GAMMA = 0x9E3779B97F4A7C15  # SplitMix64 increment (golden ratio * 2**64)
+_M1 = 0xBF58476D1CE4E5B9
+_M2 = 0x94D049BB133111EB
+
+
+# ---------------------------------------------------------------------------
+# Pure NumPy core: no MPI, no state.
+# ---------------------------------------------------------------------------
+
+
+def _mix64(z: Any) -> np.ndarray:
+    """SplitMix64 finaliser, a bijection on 64-bit words, applied elementwise.
+
+    Not collective.
+
+    Parameters
+    ----------
+    z : array_like of uint64
+        Words to mix (copied, not modified).
+
+    Returns
+    -------
+    numpy.ndarray of uint64
+        Same shape as ``z``.
+
+    Examples
+    --------
+    >>> int(_mix64(0x9E3779B97F4A7C15))  # first output of SplitMix64(0)
+    16294208416658607535
+    """
+    return _mix64_inplace(np.array(z, dtype=np.uint64))
+
+
+def _mix64_inplace(z: np.ndarray) -> np.ndarray:
+    """:func:`_mix64` overwriting the uint64 array ``z``; returns ``z``.  Not collective."""
+    tmp = np.empty_like(z)
+    with np.errstate(over="ignore"):
+        for shift, mult in ((30, _M1), (27, _M2), (31, None)):
+            np.right_shift(z, np.uint64(shift), out=tmp)
+            np.bitwise_xor(z, tmp, out=z)
+            if mult is not None:
+                np.multiply(z, np.uint64(mult), out=z)
+    return z
+
+
+def _stream_key(seed: int, draw: int, lane: int) -> int:
+    """64-bit key of draw ``draw``, lane ``lane`` of the generator seeded ``seed``.
+
+    Not collective.  Chains the SplitMix64 finaliser over the three words:
+    ``h = mix(s + G)``, ``h = mix((h ^ k) + G)``, ``h = mix((h ^ lane) + G)``.
+    """
+    h = int(_mix64((seed + _GAMMA) & _MASK))
+    for word in (draw, lane):
+        h = int(_mix64(((h ^ (word & _MASK)) + _GAMMA) & _MASK))
+    return h
+
+
+def _flat_indices(box: Box, shape: tuple[int, ...], xp: Any = np) -> np.ndarray:
+    """Global C-order flat indices of the elements of ``box``.
+
+    Not collective.  Built by broadcasting one ``arange`` per axis times the
+    C stride of that axis, so no index array larger than the block exists.
+
+    Parameters
+    ----------
+    box : tuple of (int, int)
+        Global half-open range per axis.
+    shape : tuple of int
+        Global shape.
+    xp : module
+        Array namespace of the result (NumPy, or CuPy for device blocks).
+
+    Returns
+    -------
+    numpy.ndarray of uint64
+        Array of the box's shape.
+
+    Examples
+    --------
+    >>> _flat_indices(((1, 3), (2, 4)), (4, 5)).tolist()
+    [[7, 8], [12, 13]]
+    """
+    nd = len(shape)
+    out = xp.zeros((), dtype=np.uint64)
+    stride = 1
+    for axis in range(nd - 1, -1, -1):
+        lo, hi = box[axis]
+        idx = xp.arange(lo, hi, dtype=np.uint64) * np.uint64(stride)
+        out = out + idx.reshape((hi - lo,) + (1,) * (nd - 1 - axis))
+        stride *= shape[axis]
+    return out
+
+
+def _bits(key: int, flat: np.ndarray) -> np.ndarray:
+    """Output ``i`` of SplitMix64 started at ``key``, for each ``i`` in ``flat``.  Not collective."""
+    with np.errstate(over="ignore"):
+        z = np.multiply(flat, np.uint64(_GAMMA), dtype=np.uint64)
+        z += np.uint64((key + _GAMMA) & _MASK)
+    return _mix64_inplace(z)
+
+
+def _unit(bits: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Floats in [0, 1): the top 53 (float64) or 24 (float32) bits times 2**-53 (2**-24).  Not collective."""
+    if dtype == np.float32:
+        return (bits >> np.uint64(40)).astype(np.float32) * np.float32(2.0**-24)
+    np.right_shift(bits, np.uint64(11), out=bits)
+    out = bits.astype(np.float64)
+    out *= 2.0**-53
+    return out
+
+
+def _random_kernel(seed: int, draw: int, flat: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Uniform [0, 1) values of draw ``draw`` at flat indices ``flat``.  Not collective."""
+    return _unit(_bits(_stream_key(seed, draw, 0), flat), dtype)
+
+
+def _normal_kernel(seed: int, draw: int, flat: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Standard normal values by Box--Muller on lanes 0 and 1.  Not collective.
+
+    ``z = sqrt(-2 log(1 - u1)) cos(2 pi u2)``; ``1 - u1`` lies in (0, 1], so the
+    logarithm is finite.  Computed in float64, then cast to ``dtype``.
+    """
+    u1 = _unit(_bits(_stream_key(seed, draw, 0), flat), np.dtype(np.float64))
+    u2 = _unit(_bits(_stream_key(seed, draw, 1), flat), np.dtype(np.float64))
+    r = np.log1p(np.negative(u1, out=u1), out=u1)  # log(1 - u1), finite
+    r *= -2.0
+    np.sqrt(r, out=r)
+    u2 *= 2.0 * np.pi
+    r *= np.cos(u2, out=u2)
+    return r.astype(dtype, copy=False)
+
+
+def _integers_kernel(seed: int, draw: int, flat: np.ndarray, low: int, span: int, dtype: np.dtype) -> np.ndarray:
+    """Integers ``low + offset`` with ``offset`` in ``[0, span]``.  Not collective.
+
+    ``r = span + 1`` values.  ``r <= 2**32``: ``((x >> 32) * r) >> 32``;
+    ``r == 2**64``: ``x``; otherwise ``x % r``.  The sum wraps modulo
+    ``2**64`` and is reinterpreted as signed for signed dtypes.
+    """
+    x = _bits(_stream_key(seed, draw, 0), flat)
+    r = span + 1
+    if r == 1 << 64:
+        off = x
+    elif r <= 1 << 32:
+        off = ((x >> np.uint64(32)) * np.uint64(r)) >> np.uint64(32)
+    else:
+        off = x % np.uint64(r)
+    with np.errstate(over="ignore"):
+        v = off + np.uint64(low & _MASK)
+    if dtype.kind == "i":
+        return v.view(np.int64).astype(dtype, copy=False)
+    return v.astype(dtype, copy=False)
+
+
+def _fold(seed: int, words: tuple[int, ...]) -> int:
+    """Chain the SplitMix64 finaliser over ``words`` after ``seed``.  Not collective.
+
+    ``_fold(s, (k, lane)) == _stream_key(s, k, lane)``.
+    """
+    h = int(_mix64((seed + _GAMMA) & _MASK))
+    for word in words:
+        h = int(_mix64(((h ^ (word & _MASK)) + _GAMMA) & _MASK))
+    return h
+
+
+class Stream:
+    """The variates of one draw for a set of elements.  Not collective.
+
+    Parameters
+    ----------
+    seed, draw : int
+        The generator's seed and the call's draw number.
+    flat : array of uint64
+        Global C-order flat indices of the elements (1-D; NumPy or CuPy).
+    path : tuple of int
+        Sub-stream path: composite distributions give each component its own
+        sub-stream (:meth:`sub`), rejection samplers one per round.
+    xp : module
+        Array namespace of ``flat``.
+
+    Notes
+    -----
+    Lane ``l`` of the element with flat index ``i`` is output ``i`` of
+    SplitMix64 keyed by ``_fold(seed, (draw, *path, l))``, so every variate
+    is a pure function of ``(seed, draw, path, lane, i)`` and never of which
+    other elements are computed with it (:meth:`restrict`).
+    """
+
+    __slots__ = ("seed", "draw", "flat", "path", "xp")
+
+    def __init__(self, seed: int, draw: int, flat: Any, path: tuple[int, ...] = (), xp: Any = np) -> None:
+        self.seed, self.draw, self.flat, self.path, self.xp = seed, draw, flat, path, xp
+
+    @property
+    def n(self) -> int:
+        """Number of elements."""
+        return int(self.flat.shape[0])
+
+    def sub(self, tag: int) -> Stream:
+        """An independent sub-stream for the same elements."""
+        return Stream(self.seed, self.draw, self.flat, self.path + (tag,), self.xp)
+
+    def restrict(self, idx: Any) -> Stream:
+        """The same stream for the elements ``flat[idx]`` only."""
+        return Stream(self.seed, self.draw, self.flat[idx], self.path, self.xp)
+
+    def bits(self, lane: int) -> Any:
+        """64 random bits per element (uint64)."""
+        return _bits(_fold(self.seed, (self.draw, *self.path, lane)), self.flat)
+
+    def uniform(self, lane: int) -> Any:
+        """float64 in [0, 1): top 53 bits times ``2**-53``."""
+        return _unit(self.bits(lane), np.dtype(np.float64))
+
+    def uniform_open(self, lane: int) -> Any:
+        """float64 in the open interval (0, 1): ``(top 53 bits + 0.5) * 2**-53``."""
+        b = self.bits(lane)
+        np.right_shift(b, np.uint64(11), out=b)
+        u = b.astype(np.float64)
+        u += 0.5
+        u *= 2.0**-53
+        return u
+
+    def normal(self, lane: int) -> Any:
+        """Standard normal float64 by Box--Muller on lanes ``lane`` and ``lane + 1``."""
+        u1 = self.uniform(lane)
+        u2 = self.uniform(lane + 1)
+        r = np.log1p(np.negative(u1, out=u1), out=u1)
+        r *= -2.0
+        np.sqrt(r, out=r)
+        u2 *= 2.0 * np.pi
+        r *= np.cos(u2, out=u2)
+        return r
+
+    def exponential(self, lane: int) -> Any:
+        """Standard exponential float64 by inversion: ``-log(1 - u)``."""
+        u = self.uniform(lane)
+        return np.negative(np.log1p(np.negative(u, out=u), out=u), out=u)
+
+
+MAX_ROUNDS = 100_000
+
+
+def until_accepted(st: Stream, params: list[Any], attempt: Any, dtype: Any = np.float64) -> Any:
+    """Masked rejection sampling that stays a pure function of ``(seed, draw, i)``.  Not collective.
+
+    Round ``r`` gives every still-pending element a candidate from the
+    sub-stream ``st.sub(r)`` (fresh lanes), accepted where ``attempt`` says
+    so; the others go to round ``r + 1``.  Each element's value therefore
+    depends only on its own variates, never on the block it is computed in.
+    The loop ends when every element is accepted: each attempt accepts with a
+    probability bounded away from zero (documented per distribution), so the
+    chance that an element needs ``R`` rounds falls geometrically; after
+    ``MAX_ROUNDS`` rounds (never reached in practice) RuntimeError is raised.
+
+    Parameters
+    ----------
+    st : Stream
+    params : list of arrays
+        Per-element parameters (length ``st.n``), restricted with the elements.
+    attempt : callable
+        ``attempt(stream, *params) -> (values, accepted)``.
+    dtype : dtype
+        Result dtype.
+    """
+    xp = st.xp
+    out = xp.zeros(st.n, dtype=dtype)
+    pending = xp.arange(st.n)
+    rnd = 0
+    while pending.shape[0]:
+        if rnd >= MAX_ROUNDS:
+            raise RuntimeError("spmdarray.random: rejection sampler did not accept after MAX_ROUNDS rounds")
+        full = rnd == 0
+        sub = (st if full else st.restrict(pending)).sub(rnd)
+        vals, ok = attempt(sub, *(p if full else p[pending] for p in params))
+        out[pending[ok]] = vals[ok]
+        pending = pending[~ok]
+        rnd += 1
+    return out
+
+
+def branch(st: Stream, n: int, cases: list[tuple[Any, Any]], params: list[Any], dtype: Any = np.float64) -> Any:
+    """Evaluate ``fn(st.restrict(idx).sub(tag), *params[idx])`` on the elements where each mask holds.
+
+    Not collective.  ``cases`` is a list of ``(mask, fn)``; case ``j`` uses
+    sub-stream ``j``.  Elements no mask covers are 0.
+    """
+    xp = st.xp
+    out = xp.zeros(n, dtype=dtype)
+    for tag, (mask, fn) in enumerate(cases):
+        idx = xp.nonzero(mask)[0]
+        if idx.shape[0] == 0:
+            continue
+        out[idx] = fn(st.restrict(idx).sub(tag), *(p[idx] for p in params))
+    return out
+
+
+_LOGFACT_TABLE = np.array([float(np.sum(np.log(np.arange(1, k + 1, dtype=np.float64)))) for k in range(16)])
+
+
+def logfactorial(k: Any, xp: Any = np) -> Any:
+    """``log(k!)`` for float64 arrays of non-negative integers.  Not collective.
+
+    A table below 16, Stirling's series with terms to ``k**-7`` above
+    (relative error below ``1e-16``).
+    """
+    kk = np.maximum(k, 16.0)
+    series = (kk + 0.5) * np.log(kk) - kk + 0.5 * np.log(2.0 * np.pi)
+    inv = 1.0 / kk
+    inv2 = inv * inv
+    series += inv * (1.0 / 12 - inv2 * (1.0 / 360 - inv2 * (1.0 / 1260 - inv2 / 1680)))
+    small = xp.asarray(_LOGFACT_TABLE)[np.minimum(k, 15.0).astype(np.int64)]
+    return np.where(k < 16, small, series)
+
+
+def integers_array(bits: Any, low: Any, span: Any) -> Any:
+    """Per-element :func:`_integers_kernel` offsets (uint64 arrays ``low``, ``span``).  Not collective.
+
+    ``r = span + 1`` (wrapping to 0 for ``2**64``): multiply-shift for
+    ``r <= 2**32``, ``x % r`` above, ``x`` for ``2**64``.
+    """
+    with np.errstate(over="ignore"):
+        r = span + np.uint64(1)
+    small = (r <= np.uint64(1 << 32)) & (r != np.uint64(0))
+    shifted = ((bits >> np.uint64(32)) * r) >> np.uint64(32)
+    safe = np.where(r == np.uint64(0), np.uint64(1), r)
+    mod = np.where(r == np.uint64(0), bits, bits % safe)
+    off = np.where(small, shifted, mod)
+    with np.errstate(over="ignore"):
+        return off + low
+
+
+def _seed64(seed: Any) -> int:
+    """Reduce a non-negative integer seed to 64 bits (identity below ``2**64``).  Not collective."""
+    if isinstance(seed, (bool, np.bool_)):
+        raise TypeError("seed must be a non-negative integer, got a bool")
+    try:
+        s = operator.index(seed)
+    except TypeError:
+        raise TypeError(f"seed must be None or a non-negative integer, got {seed!r}") from None
+    if s < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {s}")
+    if s <= _MASK:
+        return s
+    h = 0
+    while s:
+        h = int(_mix64(((h ^ (s & _MASK)) + _GAMMA) & _MASK))
+        s >>= 64
+    return h
+
+
+def _entropy(comm: Any) -> int:
+    """64 bits from ``os.urandom`` on rank 0 of ``comm``, broadcast to all.  Collective."""
+    from ..comm import bcast_array, get_context
+
+    ctx = get_context(comm)
+    word = np.frombuffer(os.urandom(8), dtype=np.uint64) if ctx.rank == 0 else None
+    return int(bcast_array(ctx, word, 0, (1,), np.uint64)[0])

@@ -1,0 +1,997 @@
+"""The counter-based :class:`Generator`: argument checking, broadcasting and the per-block runner.
+
+Every method is one *draw*: it advances the draw counter by one on every rank,
+and element ``i`` (global C-order flat index of the result) is a pure function
+of ``(seed, draw, i)`` and of the parameters broadcast to ``i``.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .._creation import _new, _shape
+from . import _continuous as C
+from . import _discrete as D
+from ._counter import _MASK, Box, Stream, _flat_indices, _fold, _integers_kernel, _seed64, _unit, integers_array
+
+Size = int | tuple[int, ...] | None
+
+# NumPy's ``lam value too large`` limit for Poisson.
+_POISSON_LAM_MAX = float(np.iinfo(np.int64).max - np.sqrt(np.iinfo(np.int64).max) * 10)
+
+
+def _is_dist(x: Any) -> bool:
+    from .._array import ndarray
+
+    return isinstance(x, ndarray)
+
+
+def _param(func: str, name: str, value: Any) -> Any:
+    """A parameter as a float64 NumPy array or a distributed array.  Collective for 0-d distributed values."""
+    if _is_dist(value):
+        if value.ndim == 0:
+            value = np.asarray(value)  # gathers one element
+        else:
+            if value.dtype.kind not in "biuf":
+                raise TypeError(f"spmdarray.random.{func}: {name} must be real, got dtype {value.dtype}")
+            return value if value.dtype == np.float64 else value.astype(np.float64)
+    a = np.asarray(value)
+    if a.dtype.kind not in "biuf":
+        raise TypeError(f"spmdarray.random.{func}: {name} must be real numbers, got {value!r}")
+    return a.astype(np.float64)
+
+
+def _any(p: Any, pred: Callable[[Any], Any]) -> bool:
+    """Whether ``pred`` holds anywhere in ``p``; collective (one reduction) for distributed ``p``."""
+    with np.errstate(all="ignore"):
+        return bool(np.any(pred(p)))
+
+
+def _check(checks: list[tuple[Any, Callable[[Any], Any], str]]) -> None:
+    for p, pred, msg in checks:
+        if _any(p, pred):
+            raise ValueError(msg)
+
+
+def _nan(x: Any) -> Any:
+    return np.isnan(x)
+
+
+def _float_dtype(func: str, dtype: Any) -> np.dtype:
+    dt = np.dtype(dtype)
+    if dt not in (np.dtype(np.float64), np.dtype(np.float32)):
+        raise TypeError(f"Unsupported dtype {dt!r} for {func}; use numpy.float64 or numpy.float32")
+    return dt
+
+
+def _int_arg(func: str, name: str, value: Any) -> int:
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"spmdarray.random.{func}: {name} must be an integer, got {value!r}") from None
+
+
+# Kernels that are plain arithmetic on their parameters: scalar parameters go in as Python floats
+# (the same IEEE operations as on arrays of that value, so the same bits) instead of filled arrays.
+_SCALAR_KERNELS = frozenset(
+    {C.uniform, C.normal, C.exponential, C.lognormal, C.laplace, C.logistic, C.gumbel, C.rayleigh, C.pareto, C.power}
+)
+
+
+class CounterState:
+    """What ``Generator.bit_generator`` returns: a view of the ``(seed, draw)`` state.  Not collective.
+
+    Not a NumPy BitGenerator (it cannot drive NumPy's samplers); its
+    ``state`` reads and writes the generator's seed and draw counter.
+    """
+
+    __slots__ = ("_gen",)
+
+    def __init__(self, gen: Generator) -> None:
+        self._gen = gen
+
+    @property
+    def state(self) -> dict:
+        """``{"bit_generator": "spmdarray.counter", "state": {"seed": s, "draw": k}}``."""
+        return {"bit_generator": "spmdarray.counter", "state": {"seed": self._gen.seed, "draw": self._gen.draw}}
+
+    @state.setter
+    def state(self, value: dict) -> None:
+        if not isinstance(value, dict) or value.get("bit_generator") != "spmdarray.counter":
+            raise ValueError("state must be a dict as CounterState.state returns")
+        g = Generator(value["state"]["seed"], draw=value["state"]["draw"])
+        self._gen._seed, self._gen._draw = g._seed, g._draw
+
+
+class Generator:
+    """Counter-based random generator whose arrays do not depend on the rank count.
+
+    Not collective to construct from an integer seed (use :func:`default_rng`
+    for fresh entropy).  Element ``i`` (global C-order flat index) of the
+    ``k``-th draw is a pure function of ``(seed, k, i)``; see
+    :mod:`spmdarray.random`.  Every method call is one draw and advances the
+    counter by one, on every rank.
+
+    Distribution parameters may be scalars, NumPy arrays (replicated: the
+    same on every rank) or distributed arrays; they broadcast against each
+    other and against ``size`` as in NumPy.  A call with scalar parameters
+    and ``size=None`` returns one NumPy scalar and is not collective; any
+    other call is collective over ``comm`` (the communicator of a
+    distributed parameter by default) but moves no data, except that
+    distributed parameters are redistributed to the result's layout and
+    checked with one reduction each.
+
+    Parameters
+    ----------
+    seed : int
+        Non-negative integer; seeds of ``2**64`` or more are folded to 64 bits.
+    draw : int, optional
+        Draw counter to start from (default 0).  ``Generator(s, draw=k)``
+        resumes a stream after ``k`` calls, e.g. on restart from a checkpoint.
+
+    Examples
+    --------
+    >>> g = Generator(7)
+    >>> g.draw
+    0
+    >>> x = g.random()
+    >>> g.draw
+    1
+    >>> bool(Generator(7).random() == x)
+    True
+    """
+
+    __slots__ = ("_seed", "_draw")
+
+    def __init__(self, seed: int, *, draw: int = 0) -> None:
+        if seed is None:
+            raise TypeError("Generator needs an integer seed; use spmdarray.random.default_rng() for fresh entropy")
+        self._seed = _seed64(seed)
+        self._draw = operator.index(draw)
+        if not 0 <= self._draw <= _MASK:
+            raise ValueError(f"draw must be in [0, 2**64), got {self._draw}")
+
+    @property
+    def seed(self) -> int:
+        """The 64-bit seed that keys every draw."""
+        return self._seed
+
+    @property
+    def draw(self) -> int:
+        """How many draws (calls) this generator has made."""
+        return self._draw
+
+    @property
+    def bit_generator(self) -> CounterState:
+        """The generator's state holder (not a NumPy BitGenerator): ``.state`` is ``{"seed", "draw"}``."""
+        return CounterState(self)
+
+    def __repr__(self) -> str:
+        return f"Generator(seed={self._seed}, draw={self._draw})"
+
+    def spawn(self, n_children: int) -> list[Generator]:
+        """``n_children`` independent generators, the same on every rank.  Not collective.
+
+        One draw: child ``j`` is seeded with ``fold(seed, (draw, 2**64 - 1, j))``,
+        so repeated spawns give new children.
+        """
+        n = _int_arg("spawn", "n_children", n_children)
+        if n < 0:
+            raise OverflowError(f"spawn: n_children must be non-negative, got {n}")
+        draw = self._next()
+        return [Generator(_fold(self._seed, (draw, _MASK, j))) for j in range(n)]
+
+    # -- plumbing ----------------------------------------------------------
+
+    def _next(self) -> int:
+        draw = self._draw
+        self._draw += 1
+        return draw
+
+    def _shape_for(self, size: Size, params: list[Any], out: Any = None) -> tuple[tuple[int, ...] | None, Any]:
+        """Result shape (None for a scalar) from ``size``, ``out`` and the parameters' broadcast shape."""
+        shapes = [tuple(p.shape) for p in params]
+        try:
+            bshape = np.broadcast_shapes(*shapes)
+        except ValueError:
+            raise ValueError(f"shape mismatch: parameters of shapes {shapes} cannot be broadcast together") from None
+        if out is not None:
+            if size is not None and _shape(size, "size") != tuple(out.shape):
+                raise ValueError("size must match out.shape when used together")
+            size = tuple(out.shape)
+        if size is None:
+            return (None if bshape == () else bshape), None
+        shape = _shape(size, "size")
+        if np.broadcast_shapes(bshape, shape) != shape:
+            raise ValueError(f"shape mismatch: parameters of shape {bshape} cannot be broadcast to size {shape}")
+        return shape, None
+
+    def _run(
+        self,
+        kernel: Callable[..., Any],
+        params: list[Any],
+        size: Size,
+        dtype: Any,
+        comm: Any = None,
+        out: Any = None,
+    ) -> Any:
+        """One draw of an elementwise ``kernel(stream, *params)``: a NumPy scalar or an array."""
+        dtype = np.dtype(dtype)
+        if out is not None:
+            if not _is_dist(out):
+                raise TypeError(f"out must be a spmdarray.ndarray, got {type(out).__name__}")
+            if out.dtype != dtype:
+                raise TypeError(f"Supplied output array has the wrong type. Expected {dtype}, got {out.dtype}")
+        shape, _ = self._shape_for(size, params, out)
+        draw = self._next()
+        if shape is None:
+            flat = np.zeros(1, dtype=np.uint64)
+            ps = [np.asarray(p).reshape(1) for p in params]
+            with np.errstate(all="ignore"):
+                v = kernel(Stream(self._seed, draw, flat), *ps)
+            return np.asarray(v).astype(dtype, copy=False)[0]
+
+        def fill(box: Box, xp: Any, blocks: list[Any]) -> Any:
+            flat = _flat_indices(box, shape, xp)
+            n = int(np.prod(flat.shape, dtype=np.int64))
+            scalar_ok = kernel in _SCALAR_KERNELS
+            ps = [
+                b.reshape(-1) if b.ndim else (float(b) if scalar_ok else xp.full(n, b[()], dtype=b.dtype))
+                for b in blocks
+            ]
+            with np.errstate(all="ignore"):
+                v = kernel(Stream(self._seed, draw, flat.reshape(-1), (), xp), *ps)
+            return v.astype(dtype, copy=False).reshape(flat.shape)
+
+        if comm is None:
+            comm = next((p._st.ctx for p in params if _is_dist(p)), None)
+        res = self._materialise(shape, dtype, fill, params, comm)
+        if out is not None:
+            out[...] = res
+            return out
+        return res
+
+    def _materialise(self, shape: tuple[int, ...], dtype: np.dtype, fill: Any, params: list[Any], comm: Any) -> Any:
+        """A distributed array whose blocks ``fill(box, xp, param_blocks)`` computes, in slabs.  Collective."""
+        res = _new(shape, dtype, comm)
+        lay, be = res._layout, res._st.be
+        rank = res._st.ctx.rank
+        local_params = []
+        for p in params:
+            if _is_dist(p):
+                tmp = _new(shape, p.dtype, comm, layout=lay)
+                tmp[...] = p
+                local_params.append(tmp)
+            else:
+                local_params.append(p)
+        if not lay.owned_size(rank):
+            return res
+        rbox = lay.block(rank)
+        local = res.local
+        if not rbox:
+            local[...] = be.asarray(
+                fill(rbox, be.xp, [np.asarray(p) if not _is_dist(p) else p.local for p in local_params])
+            )
+            return res
+        (lo, hi), rest = rbox[0], rbox[1:]
+        step = max(1, be.fill_chunk // max(1, int(np.prod([b - a for a, b in rest], dtype=np.int64))))
+        for s in range(lo, hi, step):
+            e = min(hi, s + step)
+            box = ((s, e), *rest)
+            blocks = []
+            for p in local_params:
+                if _is_dist(p):
+                    blocks.append(p.local[s - lo : e - lo])
+                elif p.ndim == 0:
+                    blocks.append(p)
+                else:
+                    sl = tuple(slice(a, b) for a, b in box)
+                    blocks.append(be.asarray(np.ascontiguousarray(np.broadcast_to(p, shape)[sl])))
+            local[s - lo : e - lo] = be.asarray(fill(box, be.xp, blocks))
+        return res
+
+    def _dist(self, func: str, values: tuple[Any, ...], size: Size, comm: Any) -> Any:
+        """One draw of the elementwise distribution ``func`` of :data:`_SPECS`."""
+        kernel, names, checks, dtype = _SPECS[func]
+        params = [_param(func, n, v) for n, v in zip(names, values)]
+        _check([(params[i], pred, msg) for i, pred, msg in checks])
+        return self._run(kernel, params, size, dtype, comm)
+
+    # -- uniform and normal -------------------------------------------------
+
+    def random(self, size: Size = None, dtype: Any = np.float64, out: Any = None, *, comm: Any = None):
+        """Uniform floats in the half-open interval [0.0, 1.0).
+
+        Collective when an array is returned (no communication).  float64
+        values are the top 53 bits of the element's counter-based word times
+        ``2**-53``; float32 values use the top 24 bits times ``2**-24``.
+
+        Parameters
+        ----------
+        size : int or tuple of int, optional
+            Output shape; None returns one NumPy scalar.
+        dtype : {numpy.float64, numpy.float32}, optional
+        out : spmdarray.ndarray, optional
+            Filled in place (its shape is the size) and returned.
+        comm : mpi4py communicator, optional
+            Communicator of the result (default: the default context).
+
+        Returns
+        -------
+        spmdarray.ndarray or numpy scalar
+        """
+        dt = _float_dtype("random", dtype)
+        return self._run(lambda st: _unit(st.bits(0), dt), [], size, dt, comm, out)
+
+    def uniform(self, low: Any = 0.0, high: Any = 1.0, size: Size = None, *, comm: Any = None):
+        """Uniform floats in [low, high): ``low + (high - low) * random()``.
+
+        Collective when an array is returned.  ``low`` and ``high`` broadcast.
+
+        Raises
+        ------
+        OverflowError
+            ``high - low`` is not finite.
+        """
+        lo, hi = _param("uniform", "low", low), _param("uniform", "high", high)
+        with np.errstate(all="ignore"):
+            if _any(hi - lo if not (_is_dist(lo) or _is_dist(hi)) else hi - lo, lambda w: np.isinf(w)):
+                raise OverflowError(f"high - low range exceeds valid bounds (low={low!r}, high={high!r})")
+        return self._run(C.uniform, [lo, hi], size, np.float64, comm)
+
+    def standard_normal(self, size: Size = None, dtype: Any = np.float64, out: Any = None, *, comm: Any = None):
+        """Samples from the standard normal distribution N(0, 1).
+
+        Collective when an array is returned.  Box--Muller on two independent
+        counter-based lanes: ``sqrt(-2 log(1 - u1)) * cos(2 pi u2)``, computed
+        in float64 (then cast for float32).  ``out=`` as in :meth:`random`.
+        """
+        dt = _float_dtype("standard_normal", dtype)
+        return self._run(lambda st: st.normal(0), [], size, dt, comm, out)
+
+    def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: Size = None, *, comm: Any = None):
+        """Samples from N(loc, scale**2): ``loc + scale * standard_normal()``.
+
+        Collective when an array is returned.  ``scale`` must be non-negative.
+        """
+        return self._dist(
+            "normal",
+            (
+                loc,
+                scale,
+            ),
+            size,
+            comm,
+        )
+
+    # -- integers -----------------------------------------------------------
+
+    def integers(
+        self,
+        low: Any,
+        high: Any = None,
+        size: Size = None,
+        dtype: Any = np.int64,
+        endpoint: bool = False,
+        *,
+        comm: Any = None,
+    ):
+        """Random integers in [low, high), or [low, high] with ``endpoint=True``.
+
+        Collective when an array is returned.  With ``high=None`` the range
+        is [0, low).  ``low`` and ``high`` may be arrays (NumPy or
+        distributed) that broadcast.
+
+        For ``r`` possible values and the element's 64-bit word ``x``:
+        ``r <= 2**32`` uses the multiply-shift ``((x >> 32) * r) >> 32``;
+        ``2**32 < r < 2**64`` uses ``x % r``; ``r == 2**64`` uses ``x``.
+        Neither rejects samples, so the result is slightly biased: each value
+        has probability ``floor(2**b / r) / 2**b`` or ``ceil(2**b / r) / 2**b``
+        with ``b = 32`` (multiply-shift) or ``b = 64`` (modulo), i.e. a relative
+        bias of at most ``r / 2**b``.
+
+        Raises
+        ------
+        ValueError
+            ``low >= high`` (``low > high`` with ``endpoint``), bounds outside
+            the dtype, or negative ``size`` entries.
+        """
+        return self._integers("integers", low, high, size, dtype, endpoint, comm)
+
+    def _integers(self, func: str, low: Any, high: Any, size: Size, dtype: Any, endpoint: bool, comm: Any):
+        dt = np.dtype(dtype)
+        if dt.kind not in "iub":
+            raise TypeError(f"Unsupported dtype {dt!r} for {func}; use an integer or bool dtype")
+        arrays = any(_is_dist(v) or np.ndim(v) > 0 for v in (low, high) if v is not None)
+        if arrays:
+            return self._integers_array(func, low, high, size, dt, endpoint, comm)
+        if high is None:
+            lo, hi = 0, _int_arg(func, "low", low)
+            if hi <= 0 and not endpoint:
+                raise ValueError(f"high <= 0 (got {hi}); with high=None the range is [0, low)")
+        else:
+            lo, hi = _int_arg(func, "low", low), _int_arg(func, "high", high)
+        if endpoint:
+            if lo > hi:
+                raise ValueError(f"low > high (low={lo}, high={hi})")
+            top = hi
+        else:
+            if lo >= hi:
+                raise ValueError(f"low >= high (low={lo}, high={hi})")
+            top = hi - 1
+        info_min, info_max = (0, 1) if dt.kind == "b" else (int(np.iinfo(dt).min), int(np.iinfo(dt).max))
+        if lo < info_min:
+            raise ValueError(f"low is out of bounds for {dt} (low={lo}, smallest {dt} is {info_min})")
+        if top > info_max:
+            raise ValueError(f"high is out of bounds for {dt} (largest {dt} is {info_max})")
+        span = top - lo
+
+        def kernel(st: Stream) -> Any:
+            return _integers_kernel(st.seed, st.draw, st.flat, lo, span, dt)
+
+        return self._run(kernel, [], size, dt, comm)
+
+    def _integers_array(self, func: str, low: Any, high: Any, size: Size, dt: np.dtype, endpoint: bool, comm: Any):
+        """Array-valued bounds: exact integer checks on the host or by reductions; per-element spans."""
+        if high is None:
+            low, high = 0, low
+        for name, v in (("low", low), ("high", high)):
+            kind = v.dtype.kind if hasattr(v, "dtype") else np.asarray(v).dtype.kind
+            if kind not in "iub":
+                raise TypeError(f"spmdarray.random.{func}: {name} must be integers, got dtype kind {kind!r}")
+        lo = (
+            low
+            if _is_dist(low)
+            else np.asarray(low, dtype=np.int64 if np.asarray(low).dtype != np.uint64 else np.uint64)
+        )
+        hi = (
+            high
+            if _is_dist(high)
+            else np.asarray(high, dtype=np.int64 if np.asarray(high).dtype != np.uint64 else np.uint64)
+        )
+        top = hi if endpoint else hi - 1
+        if _any(lo > top, lambda m: m):
+            raise ValueError("low > high" if endpoint else "low >= high")
+        info_min, info_max = (0, 1) if dt.kind == "b" else (int(np.iinfo(dt).min), int(np.iinfo(dt).max))
+        if _any(lo, lambda v: v < info_min):
+            raise ValueError(f"low is out of bounds for {dt}")
+        if _any(top, lambda v: v > info_max):
+            raise ValueError(f"high is out of bounds for {dt}")
+        # Bounds travel as uint64 bit patterns (wrapping), spans as uint64.
+        lo_u = lo.astype(np.uint64)
+        span = (top - lo).astype(np.uint64)
+
+        def kernel(st: Stream, lo_u: Any, span: Any) -> Any:
+            v = integers_array(st.bits(0), lo_u.astype(np.uint64), span.astype(np.uint64))
+            return v.view(np.int64) if dt.kind == "i" else v
+
+        return self._run(kernel, [lo_u, span], size, dt, comm)
+
+    # -- continuous distributions ------------------------------------------
+
+    def standard_exponential(
+        self, size: Size = None, dtype: Any = np.float64, method: str = "zig", out: Any = None, *, comm: Any = None
+    ):
+        """Standard exponential samples by inversion, ``-log(1 - u)``.
+
+        Collective when an array is returned.  ``method`` is accepted for
+        NumPy compatibility ("zig" or "inv"); both use inversion.
+        """
+        if method not in ("zig", "inv"):
+            raise ValueError(f"method must be 'zig' or 'inv', got {method!r}")
+        dt = _float_dtype("standard_exponential", dtype)
+        return self._run(C.standard_exponential, [], size, dt, comm, out)
+
+    def exponential(self, scale: Any = 1.0, size: Size = None, *, comm: Any = None):
+        """Exponential samples, ``scale * standard_exponential()``.  Collective when an array is returned."""
+        return self._dist("exponential", (scale,), size, comm)
+
+    def standard_gamma(
+        self, shape: Any, size: Size = None, dtype: Any = np.float64, out: Any = None, *, comm: Any = None
+    ):
+        """Gamma(shape, 1) samples: Marsaglia--Tsang with masked rejection rounds.
+
+        Collective when an array is returned.  ``shape < 1`` uses
+        ``Gamma(shape + 1) * u**(1/shape)``; each rejection round draws fresh
+        lanes, so values stay pure functions of ``(seed, draw, i)``.
+        """
+        dt = _float_dtype("standard_gamma", dtype)
+        p = _param("standard_gamma", "shape", shape)
+        _check([(p, _neg, "shape < 0")])
+        return self._run(C.standard_gamma, [p], size, dt, comm, out)
+
+    def gamma(self, shape: Any, scale: Any = 1.0, size: Size = None, *, comm: Any = None):
+        """Gamma(shape, scale) samples, ``scale * standard_gamma(shape)``.  Collective when an array is returned."""
+        return self._dist(
+            "gamma",
+            (
+                shape,
+                scale,
+            ),
+            size,
+            comm,
+        )
+
+    def beta(self, a: Any, b: Any, size: Size = None, *, comm: Any = None):
+        """Beta(a, b) samples: Johnk's method for ``a, b <= 1``, else a ratio of two gammas."""
+        return self._dist(
+            "beta",
+            (
+                a,
+                b,
+            ),
+            size,
+            comm,
+        )
+
+    def chisquare(self, df: Any, size: Size = None, *, comm: Any = None):
+        """Chi-square samples, ``2 * standard_gamma(df / 2)``."""
+        return self._dist("chisquare", (df,), size, comm)
+
+    def noncentral_chisquare(self, df: Any, nonc: Any, size: Size = None, *, comm: Any = None):
+        """Noncentral chi-square samples: ``chisquare(df + 2 N)`` with ``N ~ Poisson(nonc / 2)``."""
+        return self._dist(
+            "noncentral_chisquare",
+            (
+                df,
+                nonc,
+            ),
+            size,
+            comm,
+        )
+
+    def f(self, dfnum: Any, dfden: Any, size: Size = None, *, comm: Any = None):
+        """F samples, a ratio of two scaled chi-squares."""
+        return self._dist(
+            "f",
+            (
+                dfnum,
+                dfden,
+            ),
+            size,
+            comm,
+        )
+
+    def noncentral_f(self, dfnum: Any, dfden: Any, nonc: Any, size: Size = None, *, comm: Any = None):
+        """Noncentral F samples, a noncentral over a central chi-square."""
+        return self._dist(
+            "noncentral_f",
+            (
+                dfnum,
+                dfden,
+                nonc,
+            ),
+            size,
+            comm,
+        )
+
+    def standard_t(self, df: Any, size: Size = None, *, comm: Any = None):
+        """Student's t samples, ``Z / sqrt(chisquare(df) / df)``."""
+        return self._dist("standard_t", (df,), size, comm)
+
+    def standard_cauchy(self, size: Size = None, *, comm: Any = None):
+        """Standard Cauchy samples by inversion, ``tan(pi (u - 1/2))``."""
+        return self._run(C.standard_cauchy, [], size, np.float64, comm)
+
+    def laplace(self, loc: Any = 0.0, scale: Any = 1.0, size: Size = None, *, comm: Any = None):
+        """Laplace samples by inversion."""
+        return self._dist(
+            "laplace",
+            (
+                loc,
+                scale,
+            ),
+            size,
+            comm,
+        )
+
+    def logistic(self, loc: Any = 0.0, scale: Any = 1.0, size: Size = None, *, comm: Any = None):
+        """Logistic samples by inversion."""
+        return self._dist(
+            "logistic",
+            (
+                loc,
+                scale,
+            ),
+            size,
+            comm,
+        )
+
+    def lognormal(self, mean: Any = 0.0, sigma: Any = 1.0, size: Size = None, *, comm: Any = None):
+        """Log-normal samples, ``exp(normal(mean, sigma))``."""
+        return self._dist(
+            "lognormal",
+            (
+                mean,
+                sigma,
+            ),
+            size,
+            comm,
+        )
+
+    def gumbel(self, loc: Any = 0.0, scale: Any = 1.0, size: Size = None, *, comm: Any = None):
+        """Gumbel samples by inversion, ``loc - scale log(-log u)``."""
+        return self._dist(
+            "gumbel",
+            (
+                loc,
+                scale,
+            ),
+            size,
+            comm,
+        )
+
+    def pareto(self, a: Any, size: Size = None, *, comm: Any = None):
+        """Pareto II (Lomax) samples, ``expm1(E / a)``."""
+        return self._dist("pareto", (a,), size, comm)
+
+    def power(self, a: Any, size: Size = None, *, comm: Any = None):
+        """Power-distribution samples on [0, 1], ``(1 - exp(-E)) ** (1 / a)``."""
+        return self._dist("power", (a,), size, comm)
+
+    def rayleigh(self, scale: Any = 1.0, size: Size = None, *, comm: Any = None):
+        """Rayleigh samples, ``scale * sqrt(2 E)``."""
+        return self._dist("rayleigh", (scale,), size, comm)
+
+    def weibull(self, a: Any, size: Size = None, *, comm: Any = None):
+        """Weibull samples, ``E ** (1 / a)`` (0 for ``a == 0``)."""
+        return self._dist("weibull", (a,), size, comm)
+
+    def triangular(self, left: Any, mode: Any, right: Any, size: Size = None, *, comm: Any = None):
+        """Triangular samples by inversion of the CDF."""
+        ps = [_param("triangular", n, v) for n, v in (("left", left), ("mode", mode), ("right", right))]
+        _check(
+            [
+                (ps[0] - ps[1], lambda d: d > 0, "left > mode"),
+                (ps[1] - ps[2], lambda d: d > 0, "mode > right"),
+                (ps[0] - ps[2], lambda d: d == 0, "left == right"),
+            ]
+        )
+        return self._run(C.triangular, ps, size, np.float64, comm)
+
+    def vonmises(self, mu: Any, kappa: Any, size: Size = None, *, comm: Any = None):
+        """Von Mises samples on [-pi, pi]: Best--Fisher rejection (uniform / wrapped normal at the extremes)."""
+        return self._dist(
+            "vonmises",
+            (
+                mu,
+                kappa,
+            ),
+            size,
+            comm,
+        )
+
+    def wald(self, mean: Any, scale: Any, size: Size = None, *, comm: Any = None):
+        """Wald (inverse Gaussian) samples by Michael, Schucany and Haas."""
+        return self._dist(
+            "wald",
+            (
+                mean,
+                scale,
+            ),
+            size,
+            comm,
+        )
+
+    # -- discrete distributions --------------------------------------------
+
+    def poisson(self, lam: Any = 1.0, size: Size = None, *, comm: Any = None):
+        """Poisson samples: inversion for ``lam < 10``, Hörmann's PTRS rejection above.  int64."""
+        return self._dist("poisson", (lam,), size, comm)
+
+    def binomial(self, n: Any, p: Any, size: Size = None, *, comm: Any = None):
+        """Binomial samples: inversion for ``n min(p, 1-p) < 10``, Hörmann's BTRS above.  int64."""
+        nn = _param("binomial", "n", n)
+        nn = np.trunc(nn)
+        pp = _param("binomial", "p", p)
+        _check([(nn, _neg, "n < 0"), (pp, lambda s: (s < 0) | (s > 1) | _nan(s), "p < 0, p > 1 or p is NaN")])
+        return self._run(D.binomial, [nn, pp], size, np.int64, comm)
+
+    def negative_binomial(self, n: Any, p: Any, size: Size = None, *, comm: Any = None):
+        """Negative binomial samples, a gamma--Poisson mixture.  int64."""
+        return self._dist(
+            "negative_binomial",
+            (
+                n,
+                p,
+            ),
+            size,
+            comm,
+        )
+
+    def geometric(self, p: Any, size: Size = None, *, comm: Any = None):
+        """Geometric samples (trials to the first success) by inversion.  int64."""
+        return self._dist("geometric", (p,), size, comm)
+
+    def hypergeometric(self, ngood: Any, nbad: Any, nsample: Any, size: Size = None, *, comm: Any = None):
+        """Hypergeometric samples: HRUA for ``10 <= nsample <= total - 10``, sequential draws otherwise.  int64."""
+        ps = [
+            np.trunc(_param("hypergeometric", n, v))
+            for n, v in (("ngood", ngood), ("nbad", nbad), ("nsample", nsample))
+        ]
+        _check(
+            [
+                (ps[0], _neg, "ngood < 0"),
+                (ps[1], _neg, "nbad < 0"),
+                (ps[2], _neg, "nsample < 0"),
+                (ps[0] + ps[1] - ps[2], lambda d: d < 0, "ngood + nbad < nsample"),
+            ]
+        )
+        return self._run(D.hypergeometric, ps, size, np.int64, comm)
+
+    def logseries(self, p: Any, size: Size = None, *, comm: Any = None):
+        """Logarithmic-series samples by Kemp's rejection.  int64."""
+        return self._dist("logseries", (p,), size, comm)
+
+    def zipf(self, a: Any, size: Size = None, *, comm: Any = None):
+        """Zipf samples by Devroye's rejection.  int64."""
+        return self._dist("zipf", (a,), size, comm)
+
+    # -- multivariate, bytes, choice and permutations (other modules) --------
+
+    def multinomial(self, n: Any, pvals: Any, size: Size = None, *, comm: Any = None):
+        """See :func:`spmdarray.random._multivariate.multinomial`."""
+        from ._multivariate import multinomial
+
+        return multinomial(self, n, pvals, size, comm)
+
+    def multivariate_normal(
+        self,
+        mean: Any,
+        cov: Any,
+        size: Size = None,
+        check_valid: str = "warn",
+        tol: float = 1e-8,
+        *,
+        method: str = "svd",
+        comm: Any = None,
+    ):
+        """See :func:`spmdarray.random._multivariate.multivariate_normal`."""
+        from ._multivariate import multivariate_normal
+
+        return multivariate_normal(self, mean, cov, size, check_valid, tol, method, comm)
+
+    def multivariate_hypergeometric(
+        self, colors: Any, nsample: int, size: Size = None, method: str = "marginals", *, comm: Any = None
+    ):
+        """See :func:`spmdarray.random._multivariate.multivariate_hypergeometric`."""
+        from ._multivariate import multivariate_hypergeometric
+
+        return multivariate_hypergeometric(self, colors, nsample, size, method, comm)
+
+    def dirichlet(self, alpha: Any, size: Size = None, *, comm: Any = None):
+        """See :func:`spmdarray.random._multivariate.dirichlet`."""
+        from ._multivariate import dirichlet
+
+        return dirichlet(self, alpha, size, comm)
+
+    def bytes(self, length: int) -> bytes:
+        """``length`` random bytes, the same on every rank.  Not collective (replicated; keep it small).
+
+        Byte ``j`` is the low byte of the element word ``j`` of one draw.
+        """
+        n = _int_arg("bytes", "length", length)
+        if n < 0:
+            raise ValueError(f"bytes: length must be non-negative, got {n}")
+        draw = self._next()
+        bits = Stream(self._seed, draw, np.arange(n, dtype=np.uint64)).bits(0)
+        return (bits & np.uint64(0xFF)).astype(np.uint8).tobytes()
+
+    def choice(
+        self,
+        a: Any,
+        size: Size = None,
+        replace: bool = True,
+        p: Any = None,
+        axis: int = 0,
+        shuffle: bool = True,
+        *,
+        comm: Any = None,
+    ):
+        """See :func:`spmdarray.random._choice.choice`."""
+        from ._choice import choice
+
+        return choice(self, a, size, replace, p, axis, shuffle, comm)
+
+    def permutation(self, x: Any, axis: int = 0, *, comm: Any = None):
+        """See :func:`spmdarray.random._choice.permutation`."""
+        from ._choice import permutation
+
+        return permutation(self, x, axis, comm)
+
+    def shuffle(self, x: Any, axis: int = 0) -> None:
+        """See :func:`spmdarray.random._choice.shuffle`."""
+        from ._choice import shuffle
+
+        shuffle(self, x, axis)
+
+    def permuted(self, x: Any, *, axis: int | None = None, out: Any = None):
+        """See :func:`spmdarray.random._choice.permuted`."""
+        from ._choice import permuted
+
+        return permuted(self, x, axis, out)
+
+
+def _neg(s: Any) -> Any:
+    return s < 0
+
+
+def _nonpos(s: Any) -> Any:
+    return s <= 0
+
+
+# name: (kernel, parameter names, checks (parameter index, predicate, ValueError message), dtype)
+_SPECS: dict[str, tuple[Any, tuple[str, ...], list[tuple[int, Any, str]], Any]] = {
+    "normal": (
+        C.normal,
+        (
+            "loc",
+            "scale",
+        ),
+        [(1, _neg, "scale < 0")],
+        np.float64,
+    ),
+    "exponential": (C.exponential, ("scale",), [(0, _neg, "scale < 0")], np.float64),
+    "gamma": (
+        C.gamma,
+        (
+            "shape",
+            "scale",
+        ),
+        [(0, _neg, "shape < 0"), (1, _neg, "scale < 0")],
+        np.float64,
+    ),
+    "beta": (
+        C.beta,
+        (
+            "a",
+            "b",
+        ),
+        [(0, _nonpos, "a <= 0"), (1, _nonpos, "b <= 0")],
+        np.float64,
+    ),
+    "chisquare": (C.chisquare, ("df",), [(0, _nonpos, "df <= 0")], np.float64),
+    "noncentral_chisquare": (
+        C.noncentral_chisquare,
+        (
+            "df",
+            "nonc",
+        ),
+        [(0, _nonpos, "df <= 0"), (1, lambda s: (s < 0) | _nan(s), "nonc < 0")],
+        np.float64,
+    ),
+    "f": (
+        C.f,
+        (
+            "dfnum",
+            "dfden",
+        ),
+        [(0, _nonpos, "dfnum <= 0"), (1, _nonpos, "dfden <= 0")],
+        np.float64,
+    ),
+    "noncentral_f": (
+        C.noncentral_f,
+        (
+            "dfnum",
+            "dfden",
+            "nonc",
+        ),
+        [(0, _nonpos, "dfnum <= 0"), (1, _nonpos, "dfden <= 0"), (2, lambda s: (s < 0) | _nan(s), "nonc < 0")],
+        np.float64,
+    ),
+    "standard_t": (C.standard_t, ("df",), [(0, _nonpos, "df <= 0")], np.float64),
+    "laplace": (
+        C.laplace,
+        (
+            "loc",
+            "scale",
+        ),
+        [(1, _neg, "scale < 0")],
+        np.float64,
+    ),
+    "logistic": (
+        C.logistic,
+        (
+            "loc",
+            "scale",
+        ),
+        [(1, _neg, "scale < 0")],
+        np.float64,
+    ),
+    "lognormal": (
+        C.lognormal,
+        (
+            "mean",
+            "sigma",
+        ),
+        [(1, _neg, "sigma < 0")],
+        np.float64,
+    ),
+    "gumbel": (
+        C.gumbel,
+        (
+            "loc",
+            "scale",
+        ),
+        [(1, _neg, "scale < 0")],
+        np.float64,
+    ),
+    "pareto": (C.pareto, ("a",), [(0, _nonpos, "a <= 0")], np.float64),
+    "power": (C.power, ("a",), [(0, _nonpos, "a <= 0")], np.float64),
+    "rayleigh": (C.rayleigh, ("scale",), [(0, _neg, "scale < 0")], np.float64),
+    "weibull": (C.weibull, ("a",), [(0, _neg, "a < 0")], np.float64),
+    "vonmises": (
+        C.vonmises,
+        (
+            "mu",
+            "kappa",
+        ),
+        [(1, _neg, "kappa < 0")],
+        np.float64,
+    ),
+    "wald": (
+        C.wald,
+        (
+            "mean",
+            "scale",
+        ),
+        [(0, _nonpos, "mean <= 0"), (1, _nonpos, "scale <= 0")],
+        np.float64,
+    ),
+    "poisson": (
+        D.poisson,
+        ("lam",),
+        [
+            (0, lambda s: (s < 0) | _nan(s), "lam < 0 or lam is NaN"),
+            (0, lambda s: s > _POISSON_LAM_MAX, "lam value too large"),
+        ],
+        np.int64,
+    ),
+    "negative_binomial": (
+        D.negative_binomial,
+        (
+            "n",
+            "p",
+        ),
+        [
+            (0, lambda s: (s <= 0) | _nan(s), "n <= 0"),
+            (1, lambda s: (s <= 0) | (s > 1) | _nan(s), "p <= 0, p > 1 or p contains NaNs"),
+        ],
+        np.int64,
+    ),
+    "geometric": (
+        D.geometric,
+        ("p",),
+        [(0, lambda s: (s <= 0) | (s > 1) | _nan(s), "p <= 0, p > 1 or p contains NaNs")],
+        np.int64,
+    ),
+    "logseries": (
+        D.logseries,
+        ("p",),
+        [(0, lambda s: (s < 0) | (s >= 1) | _nan(s), "p < 0, p >= 1 or p is NaN")],
+        np.int64,
+    ),
+    "zipf": (D.zipf, ("a",), [(0, lambda s: (s <= 1) | _nan(s), "a <= 1 or a is NaN")], np.int64),
+}
+
+
+class _SerialGenerator(Generator):
+    """A :class:`Generator` that returns whole NumPy arrays computed on this rank.
+
+    Not collective (except that distributed parameters are gathered).  It
+    evaluates the same pure function of ``(seed, draw, index)`` on the full
+    shape's single box, so its arrays equal the gathered distributed ones of
+    a :class:`Generator` with the same seed and draw; the tests use it as the
+    reference.
+    """
+
+    __slots__ = ()
+
+    def _materialise(self, shape, dtype, fill, params, comm):
+        blocks = [np.asarray(np.broadcast_to(np.asarray(p), shape)) for p in params]
+        box = tuple((0, n) for n in shape)
+        return np.asarray(fill(box, np, blocks), dtype=dtype)
