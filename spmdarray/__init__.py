@@ -20,7 +20,7 @@ if _os.path.isfile(_os.path.join(_root, "decomposition", "layout.py")) and not _
 ):
     __path__.append(_root)  # noqa: F821
 
-from . import _axes, _joining, _scans, _selection, _splitting, random  # noqa: E402,F401  (they register functions)
+from . import _axes, _fft, _joining, _numeric_misc, _scans, _selection, _splitting, fft, random  # noqa: E402,F401  (they register functions)
 from ._array import ndarray  # noqa: E402
 from ._backend import backend_info  # noqa: E402
 from ._creation import *  # noqa: E402,F401,F403
@@ -28,6 +28,8 @@ from ._creation import __all__ as _creation_all  # noqa: E402
 from ._namespace import *  # noqa: E402,F401,F403
 from ._namespace import __all__ as _ns_all  # noqa: E402
 from ._namespace import __getattr__  # noqa: E402,F401
+from ._numeric_misc import __all__ as _misc_all  # noqa: E402
+from ._numeric_misc import bartlett, blackman, hamming, hanning, kaiser, vander  # noqa: E402,F401
 from ._storage import config  # noqa: E402
 from .comm import CommStats, comm_stats, set_default_comm  # noqa: E402
 from .io import checkpoint, load_hdf5, restore, save_hdf5  # noqa: E402
@@ -40,6 +42,7 @@ __all__ = [
     "checkpoint",
     "comm_stats",
     "config",
+    "fft",
     "load_hdf5",
     "ndarray",
     "random",
@@ -48,4 +51,5 @@ __all__ = [
     "set_default_comm",
     *_creation_all,
     *_ns_all,
+    *_misc_all,
 ]
