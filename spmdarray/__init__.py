@@ -29,7 +29,7 @@ from ._namespace import *  # noqa: E402,F401,F403
 from ._namespace import __all__ as _ns_all  # noqa: E402
 from ._namespace import __getattr__  # noqa: E402,F401
 from ._numeric_misc import __all__ as _misc_all  # noqa: E402
-from ._numeric_misc import bartlett, blackman, hamming, hanning, kaiser, vander  # noqa: E402,F401
+from ._numeric_misc import bartlett, blackman, hamming, hanning, kaiser, poly, roots, vander  # noqa: E402,F401
 from ._storage import config  # noqa: E402
 from .comm import CommStats, comm_stats, set_default_comm  # noqa: E402
 from .io import checkpoint, load_hdf5, restore, save_hdf5  # noqa: E402

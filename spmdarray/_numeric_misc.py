@@ -29,7 +29,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 from . import _engine
 from ._dispatch import copyto, implements
 
-__all__ = ["bartlett", "blackman", "hamming", "hanning", "kaiser", "vander"]
+__all__ = ["bartlett", "blackman", "hamming", "hanning", "kaiser", "poly", "roots", "vander"]
 
 
 # ------------------------------------------------------------------ windows
@@ -279,8 +279,10 @@ def _replicated(func):
     """``func`` computed by NumPy on small arguments held whole on every rank."""
 
     def impl(*args, **kwargs):
-        ref = next(v for v in (*args, *kwargs.values()) if _engine.is_distributed(v))
+        ref = next((v for v in (*args, *kwargs.values()) if _engine.is_distributed(v)), None)
         res = func(*(_small(a) for a in args), **{k: _small(v) for k, v in kwargs.items()})
+        if ref is None:
+            return res
         if isinstance(res, tuple):
             return tuple(_wrap_like(ref, r) for r in res)
         return _wrap_like(ref, res)
@@ -294,7 +296,12 @@ def _replicated(func):
     return impl
 
 
-for _f in (np.poly, np.roots, np.polyadd, np.polysub, np.polymul, np.polyder, np.polyint, np.polydiv):
+# NumPy's ``poly`` and ``roots`` do not dispatch a spmdarray argument (their
+# dispatchers iterate over it), so spmdarray exports its own.
+poly = _replicated(np.poly)
+roots = _replicated(np.roots)
+
+for _f in (np.polyadd, np.polysub, np.polymul, np.polyder, np.polyint, np.polydiv):
     implements(_f, replicated=True)(_replicated(_f))
 
 
@@ -382,7 +389,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     colsq = allgather_object(ctx, (lhs * lhs).sum(axis=0))
     scale = np.sqrt(np.sum(np.stack(colsq), axis=0))
     lhs = lhs / scale
-    rhs2 = rhs.reshape(len(rhs), -1)
+    rhs2 = rhs.reshape(len(rhs), yshape[1] if ynd == 2 else 1)
     k = rhs2.shape[1]
     both = np.concatenate([lhs, rhs2.astype(np.result_type(lhs, rhs2))], axis=1)
     r_loc = np.linalg.qr(both, mode="r") if len(both) else np.zeros((0, order + k), both.dtype)
