@@ -52,9 +52,8 @@ def test_one_axis_transforms_match_numpy(name, shape):
         if name in ("irfft", "hfft") and shape[axis] == 1:
             continue  # NumPy's default n would be 0
         same(f(x, axis=axis), f(a, axis=axis))
-        for norm in NORMS:
-            for n in (1, 3, 8):  # truncation and padding
-                same(f(x, n=n, axis=axis, norm=norm), f(a, n=n, axis=axis, norm=norm))
+        for norm, n in zip(NORMS, (1, 3, 8, 3)):  # truncation and padding
+            same(f(x, n=n, axis=axis, norm=norm), f(a, n=n, axis=axis, norm=norm))
 
 
 @pytest.mark.parametrize("shape", [(6, 5), (3, 4, 5), (4, 1, 3)], ids=str)
@@ -193,3 +192,29 @@ def test_fftshift_ifftshift(shape):
         assert_eq(f(x, axes=(-1,)), f(a, axes=(-1,)), exact=True)
     f = sp.array(numpy.fft.fftfreq(10))
     assert_eq(sp.fft.ifftshift(sp.fft.fftshift(f)), numpy.fft.fftfreq(10), exact=True)
+
+
+@pytest.mark.parametrize("name", ONE_D)
+def test_four_step_one_d(name, monkeypatch):
+    """Long 1-D transforms stay distributed (four-step algorithm); forced here on short ones."""
+    import spmdarray._fft as impl
+
+    monkeypatch.setattr(impl, "ONE_RANK_MAX", 0)
+    f = getattr(numpy.fft, name)
+    cases = [
+        (30, numpy.complex128, NORMS, (None, 26, 40)),
+        (12, numpy.float32, [None], (None, 7)),
+        (16, numpy.int64, [None], (None,)),
+    ]
+    for n, dtype, norms, lengths in cases:
+        a = ref((n,), dtype)
+        if name in ("rfft", "ihfft") and a.dtype.kind == "c":
+            a = a.real.copy()
+        x = sp.array(a)
+        tol = 2e-5 if a.dtype in (numpy.float32, numpy.complex64) else 1e-12
+        for norm in norms:
+            for m in lengths:  # 7 is prime: one rank
+                want = f(a, n=m, norm=norm)
+                assert_eq(f(x, n=m, norm=norm), want, rtol=tol, atol=tol * max(1.0, float(numpy.abs(want).max())))
+    want = f(a[::-2])
+    assert_eq(f(x[::-2]), want, rtol=1e-12, atol=1e-12 * max(1.0, float(numpy.abs(want).max())))
