@@ -19,9 +19,12 @@ redistribution moves at most the whole array once (an all-to-all).
 Because every block transforms the same 1-D lines as NumPy would, in the
 same order, the results equal NumPy's bit for bit on the NumPy backend.
 
-A 1-D array has no other axis to split: its transform runs on rank 0 alone
-(the array is gathered there and scattered back), which is correct but does
-not scale; this is documented as a deviation.
+A 1-D array has no other axis to split.  Up to ``ONE_RANK_MAX`` (65536)
+points its transform runs on rank 0 (bit for bit NumPy's; the array is moved
+there and back); longer transforms whose length factors as ``n1 * n2`` use
+the four-step algorithm on an ``(n1, n2)`` matrix, fully distributed, with
+results equal to NumPy's up to rounding.  A long transform of prime length
+falls back to rank 0 (documented deviation).
 """
 
 from __future__ import annotations
@@ -315,7 +318,8 @@ def fftn(a, s=None, axes=None, norm=None, out=None):
     the axes already whole in the input's blocks are transformed without
     moving data, then one redistribution makes the remaining axes local (two
     when every axis of the array is transformed and split), and one more
-    returns the balanced layout: at most three redistributions in all.
+    returns the balanced layout: at most three redistributions in all for
+    distinct axes.
     """
     return _nd("fft", a, s, axes, norm, out)
 
