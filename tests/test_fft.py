@@ -218,3 +218,14 @@ def test_four_step_one_d(name, monkeypatch):
                 assert_eq(f(x, n=m, norm=norm), want, rtol=tol, atol=tol * max(1.0, float(numpy.abs(want).max())))
     want = f(a[::-2])
     assert_eq(f(x[::-2]), want, rtol=1e-12, atol=1e-12 * max(1.0, float(numpy.abs(want).max())))
+
+
+@pytest.mark.parametrize("shape", [(1,), (1, 1), (2, 1, 3)], ids=str)
+def test_length_one_axes(shape):
+    a = ref(shape, complex)
+    x = sp.array(a)
+    for name in ("fft", "ifft", "fftn", "ifftn"):
+        f = getattr(numpy.fft, name)
+        same(f(x), f(a))
+    same(numpy.fft.rfftn(sp.array(a.real)), numpy.fft.rfftn(a.real))
+    same(numpy.fft.irfft(x, n=4, axis=0), numpy.fft.irfft(a, n=4, axis=0))

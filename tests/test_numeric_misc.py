@@ -249,3 +249,22 @@ def test_piecewise():
     )
     with pytest.raises(ValueError):
         numpy.piecewise(x, [x < 0, x > 0], [1])
+
+
+@pytest.mark.parametrize("shape", [(0,), (0, 3), (1, 7), (7, 1)], ids=str)
+def test_empty_and_length_one(shape):
+    a = ref(shape)
+    x = sp.array(a)
+    for f in (numpy.i0, numpy.sinc, numpy.angle, numpy.real, numpy.imag):
+        close(f(x), f(a))
+    for axis in range(len(shape)):
+        close(numpy.unwrap(x, axis=axis), numpy.unwrap(a, axis=axis))
+    close(numpy.interp(x, [0.0, 1.0], [2.0, 3.0]), numpy.interp(a, [0.0, 1.0], [2.0, 3.0]))
+    close(numpy.polyval([1.0, 2.0], x), numpy.polyval([1.0, 2.0], a))
+    assert_eq(numpy.trim_zeros(x), numpy.trim_zeros(a), exact=True)
+    if 0 not in shape:
+        for axis in range(len(shape)):
+            assert_eq(numpy.apply_along_axis(numpy.cumsum, axis, x), numpy.apply_along_axis(numpy.cumsum, axis, a))
+    b = ref(shape, numpy.bool_)
+    assert_eq(numpy.real(sp.array(b)), numpy.real(b), exact=True)
+    assert_eq(numpy.trim_zeros(sp.array(b)), numpy.trim_zeros(b), exact=True)
