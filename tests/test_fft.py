@@ -25,9 +25,16 @@ N_D = ["fftn", "ifftn", "rfftn", "irfftn"]
 TWO_D = ["fft2", "ifft2", "rfft2", "irfft2"]
 
 
-def same(got, want):
-    """Bit for bit on the host; a few ulp on a real GPU (cuFFT is not pocketfft)."""
-    if real_gpu():
+def same(got, want, exact=True):
+    """Bit for bit on the host; a few ulp on a real GPU (cuFFT is not pocketfft).
+
+    ``exact=False``: multi-axis transforms may run their axes in another order
+    than NumPy's (to save a redistribution), which changes the last bits.
+    """
+    if not exact and not real_gpu():
+        tol = 1e-5 if want.dtype in (numpy.float32, numpy.complex64) else 1e-13
+        assert_eq(got, want, rtol=tol, atol=tol * max(1.0, float(numpy.abs(want).max(initial=0))))
+    elif real_gpu():
         tol = 1e-5 if want.dtype in (numpy.float32, numpy.complex64) else 1e-12
         assert_eq(got, want, rtol=tol, atol=tol * max(1.0, float(numpy.abs(want).max(initial=0))))
     else:
@@ -64,13 +71,13 @@ def test_multi_axis_transforms_match_numpy(name, shape):
     f = getattr(numpy.fft, name)
     nd = len(shape)
     for norm in NORMS:
-        same(f(x, norm=norm), f(a, norm=norm))
+        same(f(x, norm=norm), f(a, norm=norm), exact=False)
     for axes in [(0,), (-1, 0), tuple(range(nd))[::-1], (nd - 1, 0, nd - 1) if nd > 1 else (0,)]:
-        same(f(x, axes=axes), f(a, axes=axes))
+        same(f(x, axes=axes), f(a, axes=axes), exact=False)
         s = [4 + i for i in range(len(axes))]
-        same(f(x, s=s, axes=axes), f(a, s=s, axes=axes))
+        same(f(x, s=s, axes=axes), f(a, s=s, axes=axes), exact=False)
         s = [2] * len(axes)
-        same(f(x, s=s, axes=axes, norm="ortho"), f(a, s=s, axes=axes, norm="ortho"))
+        same(f(x, s=s, axes=axes, norm="ortho"), f(a, s=s, axes=axes, norm="ortho"), exact=False)
 
 
 @pytest.mark.parametrize("name", TWO_D)
@@ -80,9 +87,9 @@ def test_two_d_transforms_match_numpy(name):
         x = sp.array(a)
         f = getattr(numpy.fft, name)
         for norm in NORMS:
-            same(f(x, norm=norm), f(a, norm=norm))
-        same(f(x, s=(3, 7)), f(a, s=(3, 7)))
-        same(f(x, axes=(0, -1)), f(a, axes=(0, -1)))
+            same(f(x, norm=norm), f(a, norm=norm), exact=False)
+        same(f(x, s=(3, 7)), f(a, s=(3, 7)), exact=False)
+        same(f(x, axes=(0, -1)), f(a, axes=(0, -1)), exact=False)
 
 
 @pytest.mark.parametrize("dtype", [numpy.float32, numpy.complex64, numpy.int32, numpy.int64, numpy.complex128])
@@ -91,21 +98,21 @@ def test_dtypes_follow_numpy(dtype):
     x = sp.array(a)
     for name in ("fft", "ifft", "fftn", "ifft2"):
         f = getattr(numpy.fft, name)
-        same(f(x), f(a))
+        same(f(x), f(a), exact=False)
     if numpy.dtype(dtype).kind != "c":
         for name in ("rfft", "rfftn", "ihfft"):
             f = getattr(numpy.fft, name)
-            same(f(x), f(a))
+            same(f(x), f(a), exact=False)
     for name in ("irfft", "hfft", "irfftn"):
         f = getattr(numpy.fft, name)
-        same(f(x), f(a))
+        same(f(x), f(a), exact=False)
 
 
 def test_views_and_round_trips():
     a = ref((9, 7), complex)
     x = sp.array(a)
     same(numpy.fft.fft(x[::-2], axis=0), numpy.fft.fft(a[::-2], axis=0))
-    same(numpy.fft.fftn(x[::-2, 1::2]), numpy.fft.fftn(a[::-2, 1::2]))
+    same(numpy.fft.fftn(x[::-2, 1::2]), numpy.fft.fftn(a[::-2, 1::2]), exact=False)
     same(numpy.fft.fft(x.T), numpy.fft.fft(a.T))
     same(numpy.fft.fft(x[3]), numpy.fft.fft(a[3]))
     same(numpy.fft.ifft(x[:, 2]), numpy.fft.ifft(a[:, 2]))
@@ -115,7 +122,7 @@ def test_views_and_round_trips():
     assert_eq(back, r, rtol=1e-12, atol=1e-14)
     assert isinstance(numpy.fft.fft(x), sp.ndarray)
     # sp.fft is the same namespace of functions
-    same(sp.fft.fft2(x), numpy.fft.fft2(a))
+    same(sp.fft.fft2(x), numpy.fft.fft2(a), exact=False)
 
 
 def test_out_argument():
@@ -226,6 +233,27 @@ def test_length_one_axes(shape):
     x = sp.array(a)
     for name in ("fft", "ifft", "fftn", "ifftn"):
         f = getattr(numpy.fft, name)
-        same(f(x), f(a))
-    same(numpy.fft.rfftn(sp.array(a.real)), numpy.fft.rfftn(a.real))
+        same(f(x), f(a), exact=False)
+    same(numpy.fft.rfftn(sp.array(a.real)), numpy.fft.rfftn(a.real), exact=False)
     same(numpy.fft.irfft(x, n=4, axis=0), numpy.fft.irfft(a, n=4, axis=0))
+
+
+def test_axis_order_saves_a_redistribution():
+    """Axes whole in the blocks go first when that saves a pencil (layout math, no data)."""
+    from spmdarray.decomposition import Layout
+
+    from spmdarray._fft import _greedy, _plan
+
+    lay = Layout.from_extents(((3,), (2, 2), (3, 2)))  # axis 0 local, axes 1 and 2 split
+    steps = [("fft", a, n, None) for a, n in ((2, 5), (1, 4), (0, 3))]  # NumPy's order: last axis first
+    moves = lambda plan: sum(a == "move" for a, _ in plan)  # noqa: E731
+    assert moves(_greedy(lay, steps, 4)) == 2
+    plan = _plan(lay, steps, 4)
+    assert moves(plan) == 1
+    assert plan[0][0] == "local" and [s[1] for s in plan[0][1][0]] == [0]
+    # NumPy's order is kept when it costs no more (bit-for-bit results).
+    lay = Layout.from_extents(((2, 1), (2, 2), (5,)))
+    assert _plan(lay, steps, 4) == _greedy(lay, steps, 4)
+    a = ref((3, 4, 5), complex)
+    x = sp.array(a)
+    same(numpy.fft.fftn(x.transpose(2, 1, 0)), numpy.fft.fftn(a.transpose(2, 1, 0)), exact=False)
