@@ -64,7 +64,9 @@ def handled_names() -> list[str]:
     out = []
     for f in HANDLED:
         mod = getattr(f, "__module__", "numpy") or "numpy"
-        prefix = "numpy." if mod.startswith("numpy") and not mod.startswith("numpy.linalg") else mod + "."
+        prefix = (
+            "numpy." if mod.startswith("numpy") and not mod.startswith(("numpy.linalg", "numpy.fft")) else mod + "."
+        )
         out.append(prefix + f.__name__)
     return sorted(set(out))
 

@@ -297,9 +297,10 @@ def _replicated(func):
 
 
 # NumPy's ``poly`` and ``roots`` do not dispatch a spmdarray argument (their
-# dispatchers iterate over it), so spmdarray exports its own.
-poly = _replicated(np.poly)
-roots = _replicated(np.roots)
+# dispatchers iterate over it), so spmdarray exports its own; they are
+# registered too, so that the coverage table lists them (as replicated).
+poly = implements(np.poly, replicated=True)(_replicated(np.poly))
+roots = implements(np.roots, replicated=True)(_replicated(np.roots))
 
 for _f in (np.polyadd, np.polysub, np.polymul, np.polyder, np.polyint, np.polydiv):
     implements(_f, replicated=True)(_replicated(_f))
