@@ -257,3 +257,16 @@ def test_axis_order_saves_a_redistribution():
     a = ref((3, 4, 5), complex)
     x = sp.array(a)
     same(numpy.fft.fftn(x.transpose(2, 1, 0)), numpy.fft.fftn(a.transpose(2, 1, 0)), exact=False)
+
+
+def test_local_axis_moves_nothing():
+    from spmdarray._pencil import is_local
+
+    a = ref((16, 3), complex)
+    x = sp.array(a)
+    for axis in (0, 1):
+        with sp.comm_stats() as st:
+            y = numpy.fft.fft(x, axis=axis)
+        if is_local(x.layout, axis):
+            assert st.bytes_sent == 0 and st.bytes_received == 0
+        same(y, numpy.fft.fft(a, axis=axis))
