@@ -24,10 +24,11 @@ a single axis).
 
 A 1-D array has no other axis to split.  Up to ``ONE_RANK_MAX`` (65536)
 points its transform runs on rank 0 (bit for bit NumPy's; the array is moved
-there and back); longer transforms whose length factors as ``n1 * n2`` use
-the four-step algorithm on an ``(n1, n2)`` matrix, fully distributed, with
-results equal to NumPy's up to rounding.  A long transform of prime length
-falls back to rank 0 (documented deviation).
+there and back); longer transforms use the four-step algorithm on an
+``(n1, n2)`` matrix with ``n = n1 * n2``, fully distributed, with results
+equal to NumPy's up to rounding.  A prime length goes through Bluestein's
+algorithm: a circular convolution of power-of-two length, three four-step
+transforms.
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ def run_steps(x, steps, out=None, conj=False, balance=True):
     if out is not None and tuple(out.shape) != final_shape:
         raise ValueError("output array has wrong shape.")
     ctx, be = x._st.ctx, x._st.be
-    if x.ndim == 1 and len(steps) == 1 and ctx.size > 1 and steps[0][2] > ONE_RANK_MAX and _split(steps[0][2]):
+    if x.ndim == 1 and len(steps) == 1 and ctx.size > 1 and steps[0][2] > max(ONE_RANK_MAX, 1):
         res = _four_step(x, *steps[0])
         if conj:
             res = _engine.elementwise(np.conjugate, [res])
@@ -215,7 +216,7 @@ def _plan(lay, steps, nprocs):
 
 
 #: 1-D transforms of at most this many points run on one rank (bit for bit
-#: NumPy's); longer ones, when the length factors, use the four-step algorithm.
+#: NumPy's); longer ones use the four-step algorithm (Bluestein's for a prime length).
 ONE_RANK_MAX = 1 << 16
 
 
@@ -273,8 +274,59 @@ def _four_step(x, kind, axis, n, norm):
     return res
 
 
-def _c2c(z, n, inverse, norm):
-    n1, n2 = _split(n)
+def _chirp(n: int, inverse: bool, conj: bool, xp, idx):
+    """``exp(+-i pi m**2 / n)`` at integer positions ``idx`` (``m**2`` reduced mod ``2n`` first)."""
+    m2 = (idx.astype(np.int64) ** 2) % (2 * n)
+    sign = 1.0 if inverse != conj else -1.0
+    return xp.exp((sign * np.pi / n) * 1j * m2.astype(np.float64))
+
+
+def _bluestein(z, n, inverse, norm):
+    """Transform of length ``n`` as a circular convolution of power-of-two length.  Collective.
+
+    ``X[k] = c[k] * sum_j (z[j] c[j]) conj(c[k - j])`` with the chirp
+    ``c[m] = exp(-+i pi m**2 / n)``; the convolution runs through three
+    four-step transforms of length ``2**ceil(log2(2n - 1))``.
+    """
+    from ._creation import generate
+    from ._joining import concatenate
+
+    cdt = z.dtype
+    ctx, bname = z._st.ctx, z._st.be.name
+    m = 1 << (2 * n - 2).bit_length()
+
+    def chirp(box, xp):
+        lo, hi = box[0]
+        return _chirp(n, inverse, False, xp, xp.arange(lo, hi)).astype(cdt)
+
+    def kernel(box, xp):
+        lo, hi = box[0]
+        i = xp.arange(lo, hi)
+        j = xp.where(i < n, i, m - i)
+        vals = _chirp(n, inverse, True, xp, j)
+        return xp.where((i < n) | (i > m - n), vals, 0).astype(cdt)
+
+    c = generate((n,), cdt, chirp, ctx, bname)
+    a = concatenate([z * c, generate((m - n,), cdt, lambda box, xp: xp.zeros(box[0][1] - box[0][0], cdt), ctx, bname)])
+    spectrum = _c2c(a, m, False, None, True) * _c2c(generate((m,), cdt, kernel, ctx, bname), m, False, None, True)
+    conv = _c2c(spectrum, m, True, None, True)
+    out = conv[:n] * c
+    scale = {None: 1.0, "backward": 1.0, "ortho": 1 / math.sqrt(n), "forward": 1.0 / n}[norm]
+    if inverse:
+        scale = {None: 1.0 / n, "backward": 1.0 / n, "ortho": 1 / math.sqrt(n), "forward": 1.0}[norm]
+    if scale != 1.0:
+        out = out * np.asarray(scale, np.finfo(cdt).dtype)
+    return out
+
+
+def _c2c(z, n, inverse, norm, direct_only=False):
+    """Four-step transform of 1-D ``z`` (length ``n``); Bluestein's when ``n`` is prime, or when its
+    most balanced split ``n1 * n2`` has ``n1`` below the rank count (the second pencil would leave
+    ranks idle and the others with ``n / n1`` points each).  Collective."""
+    split = _split(n)
+    if not direct_only and (split is None or split[0] < z._st.ctx.size):
+        return _bluestein(z, n, inverse, norm)
+    n1, n2 = split
     sub = "ifft" if inverse else "fft"
     a = run_steps(z.reshape(n1, n2), [(sub, 0, n1, norm)], balance=False)
     be, ctx = a._st.be, a._st.ctx

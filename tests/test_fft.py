@@ -209,7 +209,7 @@ def test_four_step_one_d(name, monkeypatch):
     monkeypatch.setattr(impl, "ONE_RANK_MAX", 0)
     f = getattr(numpy.fft, name)
     cases = [
-        (30, numpy.complex128, NORMS, (None, 26, 40)),
+        (30, numpy.complex128, NORMS, (None, 26, 40, 31)),
         (12, numpy.float32, [None], (None, 7)),
         (16, numpy.int64, [None], (None,)),
     ]
@@ -220,7 +220,7 @@ def test_four_step_one_d(name, monkeypatch):
         x = sp.array(a)
         tol = 2e-5 if a.dtype in (numpy.float32, numpy.complex64) else 1e-12
         for norm in norms:
-            for m in lengths:  # 7 is prime: one rank
+            for m in lengths:  # 7 and 31 are prime: Bluestein
                 want = f(a, n=m, norm=norm)
                 assert_eq(f(x, n=m, norm=norm), want, rtol=tol, atol=tol * max(1.0, float(numpy.abs(want).max())))
     want = f(a[::-2])
