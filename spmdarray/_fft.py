@@ -352,6 +352,8 @@ def fft(a, n=None, axis=-1, norm=None, out=None):
 
     Collective.  Two redistributions when ``axis`` is split over ranks (into
     a pencil and back), none otherwise (besides re-balancing a resized axis).
+    A 1-D array of more than ``ONE_RANK_MAX`` points uses the distributed
+    four-step (or Bluestein's) algorithm instead: see the module docstring.
     """
     return _one("fft", a, n, axis, norm, out)
 

@@ -33,7 +33,7 @@ __all__ = ["bartlett", "blackman", "hamming", "hanning", "kaiser", "poly", "root
 
 
 # ------------------------------------------------------------------ windows
-def _window(M, formula, comm, backend, name):
+def _window(M, formula, comm, backend):
     from ._creation import generate, ones, zeros
 
     values = np.array([0.0, M])
@@ -56,7 +56,7 @@ def _window(M, formula, comm, backend, name):
 
 def bartlett(M, *, comm=None, backend=None):
     """Distributed ``numpy.bartlett`` window (each rank computes its block).  Collective, no communication."""
-    return _window(M, lambda n, M, xp: xp.where(n <= 0, 1 + n / (M - 1), 1 - n / (M - 1)), comm, backend, "bartlett")
+    return _window(M, lambda n, M, xp: xp.where(n <= 0, 1 + n / (M - 1), 1 - n / (M - 1)), comm, backend)
 
 
 def blackman(M, *, comm=None, backend=None):
@@ -67,18 +67,17 @@ def blackman(M, *, comm=None, backend=None):
         lambda n, M, xp: 0.42 + 0.5 * xp.cos(pi * n / (M - 1)) + 0.08 * xp.cos(2.0 * pi * n / (M - 1)),
         comm,
         backend,
-        "blackman",
     )
 
 
 def hamming(M, *, comm=None, backend=None):
     """Distributed ``numpy.hamming`` window.  Collective, no communication."""
-    return _window(M, lambda n, M, xp: 0.54 + 0.46 * xp.cos(np.pi * n / (M - 1)), comm, backend, "hamming")
+    return _window(M, lambda n, M, xp: 0.54 + 0.46 * xp.cos(np.pi * n / (M - 1)), comm, backend)
 
 
 def hanning(M, *, comm=None, backend=None):
     """Distributed ``numpy.hanning`` window.  Collective, no communication."""
-    return _window(M, lambda n, M, xp: 0.5 + 0.5 * xp.cos(np.pi * n / (M - 1)), comm, backend, "hanning")
+    return _window(M, lambda n, M, xp: 0.5 + 0.5 * xp.cos(np.pi * n / (M - 1)), comm, backend)
 
 
 def kaiser(M, beta, *, comm=None, backend=None):
