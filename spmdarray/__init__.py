@@ -23,15 +23,18 @@ if _os.path.isfile(_os.path.join(_root, "decomposition", "layout.py")) and not _
 from . import (  # noqa: E402,F401  (they register functions)
     _advanced,
     _axes,
+    _fft,
     _joining,
     _linalg_decomp,
     _linalg_norms,
     _linalg_products,
     _logic,
+    _numeric_misc,
     _scans,
     _selection,
     _splitting,
     array_api,
+    fft,
     random,
 )
 from ._advanced import diag_indices  # noqa: E402
@@ -43,6 +46,8 @@ from ._logic import asarray_chkfinite, from_dlpack  # noqa: E402
 from ._namespace import *  # noqa: E402,F401,F403
 from ._namespace import __all__ as _ns_all  # noqa: E402
 from ._namespace import __getattr__  # noqa: E402,F401
+from ._numeric_misc import __all__ as _misc_all  # noqa: E402
+from ._numeric_misc import bartlett, blackman, hamming, hanning, kaiser, poly, roots, vander  # noqa: E402,F401
 from ._storage import config  # noqa: E402
 from .comm import CommStats, comm_stats, set_default_comm  # noqa: E402
 from .io import checkpoint, load_hdf5, restore, save_hdf5  # noqa: E402
@@ -58,6 +63,7 @@ __all__ = [
     "config",
     "diag_indices",
     "from_dlpack",
+    "fft",
     "load_hdf5",
     "ndarray",
     "random",
@@ -66,4 +72,5 @@ __all__ = [
     "set_default_comm",
     *_creation_all,
     *_ns_all,
+    *_misc_all,
 ]
