@@ -4,7 +4,16 @@
 initialise MPI.
 """
 
-from .collectives import allgather_blocks, allgather_object, barrier, bcast_array, first_failure, reduce_bcast
+from .collectives import (
+    allgather_blocks,
+    allgather_ints,
+    allgather_object,
+    alltoallv,
+    barrier,
+    bcast_array,
+    first_failure,
+    reduce_bcast,
+)
 from .context import MPI, Context, default_context, get_context, local_rank, set_default_comm
 from .io_sync import gather_errors, pass_turn, wait_turn
 from .stats import COUNTERS, CommStats, comm_stats
@@ -17,7 +26,9 @@ __all__ = [
     "Exchange",
     "MPI",
     "allgather_blocks",
+    "allgather_ints",
     "allgather_object",
+    "alltoallv",
     "barrier",
     "bcast_array",
     "comm_stats",

@@ -13,7 +13,16 @@ import numpy as np
 from .context import MPI, Context
 from .stats import COUNTERS
 
-__all__ = ["allgather_blocks", "allgather_object", "bcast_array", "barrier", "first_failure", "reduce_bcast"]
+__all__ = [
+    "allgather_blocks",
+    "allgather_ints",
+    "allgather_object",
+    "alltoallv",
+    "bcast_array",
+    "barrier",
+    "first_failure",
+    "reduce_bcast",
+]
 
 
 def _count(nbytes: int) -> None:
@@ -154,3 +163,54 @@ def reduce_bcast(comm, block: np.ndarray, name: str) -> np.ndarray:
     comm.Reduce([send, n, t], [recv, n, t], op=_mpi_op(name), root=0)
     comm.Bcast([recv, n, t], root=0)
     return recv
+
+
+def allgather_ints(comm, value: int) -> np.ndarray:
+    """All-gather one integer per rank of ``comm``.
+
+    Collective over ``comm``.  Returns an ``int64`` array with one entry per
+    rank, in rank order (used for counts and offsets).
+    """
+    send = np.array([int(value)], np.int64)
+    _count(send.nbytes)
+    if comm.Get_size() == 1:
+        return send
+    recv = np.empty(comm.Get_size(), np.int64)
+    comm.Allgather([send, MPI().INT64_T], [recv, MPI().INT64_T])
+    return recv
+
+
+def alltoallv(comm, send: np.ndarray, counts) -> tuple[np.ndarray, np.ndarray]:
+    """Personalised all-to-all of variable-size 1-D pieces.
+
+    Collective over ``comm``.  ``send`` holds the pieces for ranks 0, 1, ...
+    of ``comm`` one after the other; ``counts[r]`` elements go to rank ``r``.
+    Every rank must pass arrays of one dtype.  One ``Alltoall`` of the counts,
+    then one ``Alltoallv`` of the bytes.
+
+    Returns
+    -------
+    recv : numpy.ndarray
+        The pieces received, from ranks 0, 1, ... one after the other.
+    recv_counts : numpy.ndarray
+        ``int64`` number of elements received from each rank.
+    """
+    send = np.ascontiguousarray(send).reshape(-1)
+    dtype = send.dtype
+    counts = np.asarray(counts, np.int64)
+    size = comm.Get_size()
+    _count(send.nbytes)
+    if size == 1:
+        return send.copy(), counts.copy()
+    rcounts = np.empty(size, np.int64)
+    comm.Alltoall([counts, MPI().INT64_T], [rcounts, MPI().INT64_T])
+    sb = counts * dtype.itemsize
+    rb = rcounts * dtype.itemsize
+    sd = np.concatenate([[0], np.cumsum(sb)[:-1]]).astype(np.int64)
+    rd = np.concatenate([[0], np.cumsum(rb)[:-1]]).astype(np.int64)
+    recv = np.empty(int(rcounts.sum()), dtype)
+    comm.Alltoallv(
+        [send.view(np.uint8), (sb.tolist(), sd.tolist()), MPI().BYTE],
+        [recv.view(np.uint8), (rb.tolist(), rd.tolist()), MPI().BYTE],
+    )
+    return recv, rcounts

@@ -20,6 +20,24 @@ import numpy as np
 _UFUNCS = sorted(n for n in dir(np) if isinstance(getattr(np, n, None), np.ufunc))
 
 _ARRAY_FUNCTIONS = [
+    # sorting and set operations (_sorting.py)
+    "argpartition",
+    "argsort",
+    "intersect1d",
+    "isin",
+    "lexsort",
+    "partition",
+    "setdiff1d",
+    "setxor1d",
+    "sort",
+    "sort_complex",
+    "union1d",
+    "unique",
+    "unique_all",
+    "unique_counts",
+    "unique_inverse",
+    "unique_values",
+    # end sorting
     "all",
     "trace",
     "tril",
