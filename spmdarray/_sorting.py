@@ -400,7 +400,16 @@ def _group_starts(ctx, v, counts, equal_nan):
 
 
 @implements(np.unique)
-def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *, equal_nan=True, sorted=True):  # noqa: A002
+def unique(
+    ar,
+    return_index=False,
+    return_inverse=False,
+    return_counts=False,
+    axis=None,
+    *,
+    equal_nan=True,
+    sorted=True,  # noqa: A002
+):
     """Distributed ``numpy.unique`` of the flattened array.  Collective.
 
     The results are distributed 1-D arrays (``inverse`` has ``ar``'s shape).
