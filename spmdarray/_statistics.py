@@ -65,8 +65,15 @@ _NV = np._NoValue
 
 
 # ---------------------------------------------------------------- helpers
+def _ew(fn, args, **kw):
+    """``fn`` elementwise: distributed when an operand is, plain NumPy otherwise."""
+    if any(_engine.is_distributed(a) for a in args):
+        return _engine.elementwise(fn, args, **kw)
+    return fn(*args, **kw)
+
+
 def _isnan(a):
-    return _engine.elementwise(np.isnan, [a])
+    return _ew(np.isnan, [a])
 
 
 def _replace_nan(a, value):
@@ -190,7 +197,7 @@ def nanargmax(a, axis=None, out=None, *, keepdims=_NV):
 
 
 def _count(a, axis, keepdims):
-    return np.sum(_engine.elementwise(np.logical_not, [_isnan(a)]), axis=axis, dtype=np.intp, keepdims=keepdims)
+    return np.sum(_ew(np.logical_not, [_isnan(a)]), axis=axis, dtype=np.intp, keepdims=keepdims)
 
 
 @implements(np.nanmean)
@@ -204,10 +211,10 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=_NV, *, where=_NV):
     cnt = _count(a, axis, keep)
     tot = np.sum(_replace_nan(a, 0), axis=axis, dtype=dtype, keepdims=keep)
     rdt = np.asarray(tot).dtype if not _engine.is_distributed(tot) else tot.dtype
-    if _any(_engine.elementwise(np.equal, [cnt, 0])):
+    if _any(_ew(np.equal, [cnt, 0])):
         warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)
     with np.errstate(invalid="ignore", divide="ignore"):
-        avg = _engine.elementwise(np.true_divide, [tot, cnt])
+        avg = _ew(np.true_divide, [tot, cnt])
     avg = avg.astype(rdt) if _engine.is_distributed(avg) else rdt.type(avg)
     return _finish(avg, out)
 
@@ -229,19 +236,22 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NV, *, where=_N
     cnt = _count(a, axis, True)
     tot = np.sum(arr, axis=axis, dtype=dtype, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
-        avg = _engine.elementwise(np.true_divide, [tot, cnt])
-        d = np.where(nan, np.array(0, a.dtype), _engine.elementwise(np.subtract, [arr, avg]))
+        avg = _ew(np.true_divide, [tot, cnt])
+        d = np.where(nan, np.array(0, a.dtype), _ew(np.subtract, [arr, avg]))
         if d.dtype.kind == "c":
-            sq = _engine.elementwise(np.multiply, [d, _engine.elementwise(np.conjugate, [d])]).real
+            sq = _ew(np.multiply, [d, _ew(np.conjugate, [d])])
+            with warnings.catch_warnings():  # d * conj(d) is real
+                warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+                sq = sq.astype(np.finfo(d.dtype).dtype)
         else:
-            sq = _engine.elementwise(np.multiply, [d, d])
+            sq = _ew(np.multiply, [d, d])
         ss = np.sum(sq, axis=axis, dtype=dtype, keepdims=keep)
         cnt = _count(a, axis, keep)
-        dof = _engine.elementwise(np.subtract, [cnt, ddof])
-        bad = _engine.elementwise(np.less_equal, [dof, 0])
+        dof = _ew(np.subtract, [cnt, ddof])
+        bad = _ew(np.less_equal, [dof, 0])
         if _any(bad):
             warnings.warn("Degrees of freedom <= 0 for slice.", RuntimeWarning, stacklevel=2)
-        var = _engine.elementwise(np.true_divide, [ss, _engine.elementwise(np.maximum, [dof, 0])])
+        var = _ew(np.true_divide, [ss, _ew(np.maximum, [dof, 0])])
         var = np.where(bad, np.nan, var)
     rdt = np.var(np.ones(1, a.dtype), dtype=dtype).dtype
     var = var.astype(rdt) if _engine.is_distributed(var) else rdt.type(np.asarray(var)[()])
@@ -252,7 +262,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NV, *, where=_N
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NV, *, where=_NV, mean=_NV, correction=_NV):
     """Standard deviation ignoring NaNs.  Collective."""
     v = nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where, mean=mean, correction=correction)
-    return _finish(_engine.elementwise(np.sqrt, [v]), out)
+    return _finish(_ew(np.sqrt, [v]), out)
 
 
 # ---------------------------------------------------------- order statistics
@@ -279,17 +289,15 @@ def _pick(xs, idx):
     """
     n = xs.shape[-1]
     col = np.arange(n)
-    sel = _engine.elementwise(np.equal, [col, idx.reshape(idx.shape + (1,))])
+    sel = _ew(np.equal, [col, idx.reshape(idx.shape + (1,))])
     return np.sum(np.where(sel, xs, np.zeros((), xs.dtype)), axis=-1)
 
 
 def _lerp(a, b, t):
-    d = _engine.elementwise(np.subtract, [b, a])
-    lo = _engine.elementwise(np.add, [a, _engine.elementwise(np.multiply, [d, t])])
-    hi = _engine.elementwise(
-        np.subtract, [b, _engine.elementwise(np.multiply, [d, _engine.elementwise(np.subtract, [1, t])])]
-    )
-    ge = _engine.elementwise(np.greater_equal, [t, 0.5])
+    d = _ew(np.subtract, [b, a])
+    lo = _ew(np.add, [a, _ew(np.multiply, [d, t])])
+    hi = _ew(np.subtract, [b, _ew(np.multiply, [d, _ew(np.subtract, [1, t])])])
+    ge = _ew(np.greater_equal, [t, 0.5])
     return np.where(ge, hi, lo)
 
 
@@ -326,14 +334,20 @@ def _order_stat(a, qs, axis, keepdims, nan: bool, probe, method="linear", median
     x, axes, kept = _to_last(a, axis)
     n = x.shape[-1]
     xs = sort(x, axis=-1)
-    last = xs[..., -1]
+    rows_shape = x.shape[:-1]
+
+    def at(i):
+        """Slice ``i`` of the sorted axis (a NumPy scalar for 1-D data)."""
+        v = xs[..., i]
+        return v if rows_shape else np.asarray(v)[()]
+
+    last = at(-1)
     is_float = a.dtype.kind in "fc"
     if median:
         qs, props = [None], None
     else:
         props = _fb._QuantileMethods[method]
         qs = list(qarr.reshape(-1))
-    rows_shape = x.shape[:-1]
     if nan and is_float:
         cnt = _count(x, -1, False)
     results = []
@@ -342,17 +356,17 @@ def _order_stat(a, qs, axis, keepdims, nan: bool, probe, method="linear", median
             if nan and is_float:
                 c = cnt
                 if rows_shape:
-                    lo_i = _engine.elementwise(np.floor_divide, [_engine.elementwise(np.subtract, [c, 1]), 2])
-                    hi_i = _engine.elementwise(np.floor_divide, [c, 2])
+                    lo_i = _ew(np.floor_divide, [_ew(np.subtract, [c, 1]), 2])
+                    hi_i = _ew(np.floor_divide, [c, 2])
                 if rows_shape:
                     va, vb = _pick(xs, lo_i), _pick(xs, hi_i)
                 else:
-                    va, vb = xs[max((int(c) - 1) // 2, 0)], xs[min(int(c) // 2, n - 1)]
+                    va, vb = at(max((int(c) - 1) // 2, 0)), at(min(int(c) // 2, n - 1))
             else:
-                va, vb = xs[..., (n - 1) // 2], xs[..., n // 2]
+                va, vb = at((n - 1) // 2), at(n // 2)
             acc = np.result_type(rdt, a.dtype) if a.dtype.kind in "fc" else np.dtype(np.float64)
-            s = _engine.elementwise(np.add, [va, vb], dtype=acc)
-            r = _engine.elementwise(np.true_divide, [s, 2], dtype=acc)
+            s = _ew(np.add, [va, vb], dtype=acc)
+            r = _ew(np.true_divide, [s, 2], dtype=acc)
         elif nan and is_float and rows_shape:
             counts = np.arange(n + 1)
             prev, nxt, gamma = _table(props, method, n, np.float64(qv), counts)
@@ -375,13 +389,13 @@ def _order_stat(a, qs, axis, keepdims, nan: bool, probe, method="linear", median
                 p, nx = int(prev), int(nxt)
                 p = m - 1 if p < 0 else p
                 nx = m - 1 if nx < 0 else nx
-                va = xs[..., p]
-                r = va if gamma is None else _lerp(_cast(va, rdt), _cast(xs[..., nx], rdt), float(gamma))
+                va = at(p)
+                r = va if gamma is None else _lerp(_cast(va, rdt), _cast(at(nx), rdt), float(gamma))
         if is_float and not nan:
             nanrow = _isnan(last)
             r = np.where(nanrow, _cast(last, rdt), r)
         if nan and is_float:
-            empty = _engine.elementwise(np.equal, [cnt, 0])
+            empty = _ew(np.equal, [cnt, 0])
             if _any(empty):
                 warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
                 r = np.where(empty, np.array(np.nan, rdt), r)
@@ -680,7 +694,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=_NV):
         scl = adt.type(a.size / max(np.size(avg), 1))
         if returned:
             if np.shape(avg):
-                scl = _engine.elementwise(np.multiply, [np.ones_like(avg), scl])
+                scl = _ew(np.multiply, [np.ones_like(avg), scl])
             return avg, scl
         return avg
     wgt = weights
@@ -696,20 +710,15 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=_NV):
         axes = normalize_axis_tuple(axis, a.ndim)
         if wshape != tuple(a.shape[ax] for ax in axes):
             raise ValueError("Shape of weights must be consistent with shape of a along specified axis.")
-        wgt = (
-            np.transpose(wgt, np.argsort(axes))
-            if _engine.is_distributed(wgt)
-            else np.asarray(wgt).transpose(np.argsort(axes))
-        )
+        wgt = wgt if _engine.is_distributed(wgt) else np.asarray(wgt)
+        wgt = wgt.transpose(tuple(int(i) for i in np.argsort(axes)))
         wgt = wgt.reshape(tuple((s if ax in axes else 1) for ax, s in enumerate(a.shape)))
         axis = axes
-    scl = np.sum(
-        _engine.elementwise(np.multiply, [np.ones_like(a, dtype=rdt), wgt]), axis=axis, dtype=rdt, keepdims=keep
-    )
-    if _any(_engine.elementwise(np.equal, [scl, 0.0])):
+    scl = np.sum(_ew(np.multiply, [np.ones_like(a, dtype=rdt), wgt]), axis=axis, dtype=rdt, keepdims=keep)
+    if _any(_ew(np.equal, [scl, 0.0])):
         raise ZeroDivisionError("Weights sum to zero, can't be normalized")
-    tot = np.sum(_engine.elementwise(np.multiply, [a, wgt], dtype=rdt), axis=axis, keepdims=keep)
-    avg = _engine.elementwise(np.true_divide, [tot, scl])
+    tot = np.sum(_ew(np.multiply, [a, wgt], dtype=rdt), axis=axis, keepdims=keep)
+    avg = _ew(np.true_divide, [tot, scl])
     if returned:
         return avg, scl
     return avg
@@ -765,9 +774,9 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
             raise RuntimeError("cannot handle multidimensional fweights")
         if f.shape[0] != X.shape[1]:
             raise RuntimeError("incompatible numbers of samples and fweights")
-        if _any(_engine.elementwise(np.not_equal, [f, np.around(f)])):
+        if _any(_ew(np.not_equal, [f, np.around(f)])):
             raise TypeError("fweights must be integer")
-        if _any(_engine.elementwise(np.less, [f, 0])):
+        if _any(_ew(np.less, [f, 0])):
             raise ValueError("fweights cannot be negative")
         w = f
     if aweights is not None:
@@ -776,9 +785,9 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
             raise RuntimeError("cannot handle multidimensional aweights")
         if aw.shape[0] != X.shape[1]:
             raise RuntimeError("incompatible numbers of samples and aweights")
-        if _any(_engine.elementwise(np.less, [aw, 0])):
+        if _any(_ew(np.less, [aw, 0])):
             raise ValueError("aweights cannot be negative")
-        w = aw if w is None else _engine.elementwise(np.multiply, [w, aw])
+        w = aw if w is None else _ew(np.multiply, [w, aw])
     avg, w_sum = average(X, axis=1, weights=w, returned=True)
     w_sum = np.asarray(w_sum)[0]
     if w is None:
@@ -788,14 +797,14 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     elif aweights is None:
         fact = w_sum - ddof
     else:
-        fact = w_sum - ddof * np.sum(_engine.elementwise(np.multiply, [w, aw])) / w_sum
+        fact = w_sum - ddof * np.sum(_ew(np.multiply, [w, aw])) / w_sum
     if fact <= 0:
         warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
         fact = 0.0
-    Xc = _engine.elementwise(np.subtract, [X, avg.reshape(-1, 1)])
-    XT = Xc.T if w is None else _engine.elementwise(np.multiply, [Xc, w]).T
+    Xc = _ew(np.subtract, [X, avg.reshape(-1, 1)])
+    XT = Xc.T if w is None else _ew(np.multiply, [Xc, w]).T
     if XT.dtype.kind == "c":
-        XT = _engine.elementwise(np.conjugate, [XT])
+        XT = _ew(np.conjugate, [XT])
     c = np.asarray(np.matmul(Xc, XT))
     with np.errstate(divide="ignore", invalid="ignore"):
         c = c * np.true_divide(1, fact)
@@ -824,7 +833,7 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
 
 # ------------------------------------------------------------- convolution
 def _corr_core(a, v: np.ndarray, n_left: int, n_right: int):
-    """``out[i] = sum_j a_pad[i + j] * v[j]`` with ``n_left``/``n_right`` zeros around ``a``.
+    """``out[i] = sum_j a_pad[i + j] * conj(v[j])`` with ``n_left``/``n_right`` zeros around ``a``.
 
     Collective.  Each rank reads the ``len(v) - 1`` cells after its output
     block through shifted views (ghost cells), then runs NumPy's own
@@ -906,11 +915,11 @@ def correlate(a, v, mode="valid"):
     if m > n:
         r = correlate(v, a, mode)
         r = r[::-1]
-        return _engine.elementwise(np.conjugate, [r]) if r.dtype.kind == "c" else r.copy()
+        return _ew(np.conjugate, [r]) if r.dtype.kind == "c" else r.copy()
     vh = _kernel(v)
     a = _as_dist(a, ctx, a.dtype) if not _engine.is_distributed(a) else a
     nl, nr = _mode_pads(mode, m)
-    return _corr_core(a, np.conj(vh) if vh.dtype.kind == "c" else vh, nl, nr)
+    return _corr_core(a, vh, nl, nr)
 
 
 @implements(np.convolve)
@@ -928,4 +937,4 @@ def convolve(a, v, mode="full"):
         raise ValueError("v cannot be empty")
     nl, nr = _mode_pads(mode, m)
     a = a if _engine.is_distributed(a) else _as_dist(a, ctx, a.dtype)
-    return _corr_core(a, _kernel(v)[::-1].copy(), nl, nr)
+    return _corr_core(a, np.conj(_kernel(v)[::-1]), nl, nr)
