@@ -190,7 +190,10 @@ def owner_of(intervals, idx: np.ndarray) -> np.ndarray:
 
 def _local_argsort(be, block, axis):
     if be.is_device:
-        return be.xp.argsort(block, axis=axis)  # device sorts are stable
+        try:
+            return be.xp.argsort(block, axis=axis, kind="stable")
+        except (TypeError, ValueError, NotImplementedError):  # a device library without kind=: its sort is stable
+            return be.xp.argsort(block, axis=axis)
     return np.argsort(block, axis=axis, kind="stable")
 
 
