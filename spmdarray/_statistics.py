@@ -549,10 +549,41 @@ def _minmax(x):
     return np.min(x), np.max(x)
 
 
-def _edges(a, bins, range):  # noqa: A002
+def _auto_edges(a, bins: str, range, weights):  # noqa: A002
+    """Edges for a named rule (``'auto'``, ``'fd'``, ...): NumPy's own selector
+    runs on the distributed data (its ``std``/``percentile``/``histogram``
+    calls are the distributed ones)."""
+    from numpy.lib import _histograms_impl as hi
+
+    from ._sorting import _select
+
+    if bins not in hi._hist_bin_selectors:
+        raise ValueError(f"{bins!r} is not a valid estimator for `bins`")
+    if weights is not None:
+        raise TypeError("Automated estimation of the number of bins is not supported for weighted data")
+    flat = a.ravel()
+    if range is None:
+        probe = np.array(_minmax(flat), a.dtype) if a.size else np.empty(0, a.dtype)
+        first, last = hi._get_outer_edges(probe, None)
+    else:
+        first, last = hi._get_outer_edges(np.empty(0, a.dtype), range)
+        keep = _ew(np.logical_and, [_ew(np.greater_equal, [flat, first]), _ew(np.less_equal, [flat, last])])
+        if not bool(np.all(keep)):
+            flat = _select(flat, keep)
+    n = 1
+    if flat.size:
+        width = hi._hist_bin_selectors[bins](flat, (first, last))
+        if width:
+            if np.issubdtype(a.dtype, np.integer) and width < 1:
+                width = 1
+            n = int(np.ceil(hi._unsigned_subtract(last, first) / width))
+    return np.histogram_bin_edges(np.empty(0, a.dtype), n, (first, last))
+
+
+def _edges(a, bins, range, weights=None):  # noqa: A002
     """Bin edges every rank computes identically (global min/max when needed)."""
     if isinstance(bins, str):
-        raise NotImplementedError(f"numpy.histogram(bins={bins!r}): string bin rules are not implemented in spmdarray")
+        return _auto_edges(a, bins, range, weights)
     if np.ndim(bins) == 0 and range is None and a.size:
         try:
             operator.index(bins)
@@ -566,7 +597,7 @@ def _edges(a, bins, range):  # noqa: A002
 @implements(np.histogram_bin_edges)
 def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002
     """Bin edges (replicated).  Collective."""
-    return _rep(a._st.ctx, _edges(a, bins, range))
+    return _rep(a._st.ctx, _edges(a, bins, range, weights))
 
 
 @implements(np.histogram)
@@ -577,7 +608,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
     ``NotImplementedError``.
     """
     wb = _weights_block(weights, a)
-    edges = _edges(a, bins, range)
+    edges = _edges(a, bins, range, weights)
     block = _host_block(a.ravel())
     n = np.histogram(block, edges, weights=wb)[0]
     n = _allsum(a._st.ctx, n)

@@ -173,8 +173,14 @@ def test_histogram_matches_numpy(dtype):
         numpy.histogram(x, bins=[1, 0])
     with pytest.raises(ValueError):
         numpy.histogram(x, range=(2, 1))
-    with pytest.raises(NotImplementedError):
-        numpy.histogram(x, bins="auto")
+    for rule in ("auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt"):
+        assert_eq(numpy.histogram(x, bins=rule)[1], numpy.histogram(a, bins=rule)[1], rtol=1e-12)
+    assert_eq(numpy.histogram(x, bins="auto", range=(-1, 1))[0], numpy.histogram(a, bins="auto", range=(-1, 1))[0])
+    assert_eq(numpy.histogram_bin_edges(x, "fd"), numpy.histogram_bin_edges(a, "fd"), rtol=1e-12)
+    with pytest.raises(ValueError):
+        numpy.histogram(x, bins="bogus")
+    with pytest.raises(TypeError):
+        numpy.histogram(x, bins="auto", weights=numpy.ones(a.shape))
 
 
 def test_histogram2d_histogramdd_match_numpy():
