@@ -28,7 +28,7 @@ from __future__ import annotations
 import operator
 
 import numpy as np
-from numpy.lib.array_utils import normalize_axis_index
+from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from . import _engine
 from ._backend import backend_of
@@ -371,11 +371,39 @@ def _flat_run(x):
     return keys[0], keys[1], offset, counts
 
 
+def _row_run(ar, axis):
+    """Sorted run of the slices of ``ar`` along ``axis`` as records (rows of a 2-D block).
+
+    Returns (rows, global slice indices, offset, counts, shape of one slice).
+    """
+    from ._manipulation import redistribute
+
+    (axis,) = normalize_axis_tuple(axis, ar.ndim) if ar.ndim else (None,)
+    if axis is None:
+        raise np.exceptions.AxisError(0, 0)
+    moved = np.moveaxis(ar, axis, 0)
+    n = moved.shape[0]
+    rec_shape = moved.shape[1:]
+    k = int(np.prod(rec_shape, dtype=np.int64))
+    if k == 0:
+        raise NotImplementedError("numpy.unique(axis=...) of zero-size slices in spmdarray")
+    ctx = ar._st.ctx
+    sizes = [hi - lo for lo, hi in Layout.balanced((n,), ctx.size).intervals[0] or ((0, n),)]
+    sizes += [0] * (ctx.size - len(sizes))
+    m2 = redistribute(moved.reshape(n, k), Layout.from_extents((tuple(sizes), (k,))))
+    lo = int(sum(sizes[: ctx.rank]))
+    blk = m2._st.be.to_host(m2.local).reshape(-1, k) if m2._layout.owned_size(ctx.rank) else np.empty((0, k), ar.dtype)
+    g = lo + np.arange(len(blk), dtype=np.int64)
+    keys, _, offset, counts = sample_sort(ctx.comm, [blk[:, j] for j in range(k)] + [g])
+    rows = np.stack(keys[:-1], axis=1) if len(keys) > 1 else np.empty((0, k), ar.dtype)
+    return rows.reshape(-1, k), keys[-1], offset, counts, rec_shape
+
+
 def _neighbour(ctx, vals: np.ndarray, counts: np.ndarray, last: bool):
     """The last (or first) value of the nearest non-empty run before (after) this rank, or None."""
     me = ctx.rank
     pick = vals[-1:] if last else vals[:1]
-    shapes = [(1,) if c else (0,) for c in counts]
+    shapes = [((1,) if c else (0,)) + vals.shape[1:] for c in counts]
     edges = allgather_blocks(ctx.comm, np.ascontiguousarray(pick), shapes)
     order = range(me - 1, -1, -1) if last else range(me + 1, ctx.size)
     for r in order:
@@ -413,31 +441,48 @@ def unique(
     equal_nan=True,
     sorted=True,  # noqa: A002
 ):
-    """Distributed ``numpy.unique`` of the flattened array.  Collective.
+    """Distributed ``numpy.unique``.  Collective.
 
-    The results are distributed 1-D arrays (``inverse`` has ``ar``'s shape).
-    ``axis=k`` raises ``NotImplementedError``.
+    The results are distributed arrays (``inverse`` has ``ar``'s shape when
+    ``axis`` is None).  With ``axis=k`` the slices along ``k`` are sorted
+    lexicographically as records, as NumPy does.
     """
-    if axis is not None:
-        raise NotImplementedError("numpy.unique(axis=...) is not implemented in spmdarray (axis=None only)")
     ctx = ar._st.ctx
-    v, g, offset, counts = _flat_run(ar)
-    starts = _group_starts(ctx, v, counts, equal_nan)
+    if axis is None:
+        v, g, offset, counts = _flat_run(ar)
+        starts = _group_starts(ctx, v, counts, equal_nan)
+        n_rec = ar.size
+    else:
+        v, g, offset, counts, rec_shape = _row_run(ar, axis)
+        n_rec = ar.shape[axis]
+        prev = _neighbour(ctx, v, counts, last=True)
+        starts = np.ones(len(v), bool)
+        if len(v) > 1:
+            starts[1:] = ~np.all(v[1:] == v[:-1], axis=1)
+        if len(v) and prev is not None:
+            starts[0] = not bool(np.all(v[0] == prev))
     total = int(counts.sum())
-    res = [from_pieces(ctx, v[starts])]
+    if axis is None:
+        res = [from_pieces(ctx, v[starts])]
+    else:
+        from ._creation import from_local
+
+        rows = from_local(backend_of(ctx).asarray(np.ascontiguousarray(v[starts])), ctx)
+        rows = rows.reshape((rows.shape[0],) + rec_shape)
+        res = [np.moveaxis(rows, 0, axis)]
     if return_index:
         res.append(from_pieces(ctx, g[starts].astype(np.intp)))
     if return_inverse or return_counts:
         nstart = allgather_ints(ctx.comm, int(starts.sum()))
         gid = int(nstart[: ctx.rank].sum()) + np.cumsum(starts) - 1
     if return_inverse:
-        flat = Layout.balanced((ar.size,), ctx.size)
+        flat = Layout.balanced((n_rec,), ctx.size)
         dest = owner_of(flat.intervals[0], g)
         pos, val = route(ctx.comm, dest, [g, gid.astype(np.intp)])
         out = np.empty(flat.owned_size(ctx.rank), np.intp)
         out[pos - flat.block(ctx.rank)[0][0]] = val
         inv = _wrap(ctx, flat, np.dtype(np.intp), out)
-        res.append(inv.reshape(ar.shape) if ar.ndim > 1 else inv)
+        res.append(inv.reshape(ar.shape) if ar.ndim > 1 and axis is None else inv)
     if return_counts:
         spos = (offset + np.nonzero(starts)[0]).astype(np.int64)
         nxt = _neighbour(ctx, spos, np.asarray(nstart), last=False)

@@ -138,9 +138,20 @@ def test_unique_matches_numpy(shape, dtype):
     assert_eq(numpy.asarray(v)[numpy.asarray(inv)], a, exact=True)
 
 
-def test_unique_axis_is_not_implemented():
-    with pytest.raises(NotImplementedError, match="axis"):
-        numpy.unique(sp.array(ref((3, 4))), axis=0)
+@pytest.mark.parametrize("dtype", [numpy.int32, numpy.float64, numpy.bool_], ids=str)
+def test_unique_along_an_axis_matches_numpy(dtype):
+    a = ref((9, 3, 4), dtype) % 2 if numpy.dtype(dtype).kind != "b" else ref((9, 3, 4), dtype)
+    a[4] = a[1]
+    a[:, 2] = a[:, 0]
+    x = sp.array(a)
+    for axis in (0, 1, -1):
+        got = numpy.unique(x, axis=axis, return_index=True, return_inverse=True, return_counts=True)
+        want = numpy.unique(a, axis=axis, return_index=True, return_inverse=True, return_counts=True)
+        for g, w in zip(got, want):
+            assert_eq(g, w, exact=True)
+    assert_eq(numpy.unique(x[::-2], axis=0), numpy.unique(a[::-2], axis=0), exact=True)
+    with pytest.raises(numpy.exceptions.AxisError):
+        numpy.unique(x, axis=3)
 
 
 @pytest.mark.parametrize("dtype", [numpy.int32, numpy.int64, numpy.float64, numpy.float32], ids=str)
