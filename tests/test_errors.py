@@ -90,8 +90,8 @@ def test_error_message_is_numpys(name):
 def test_unimplemented_function_names_itself_and_does_not_gather():
     a = sp.array(A0)
     with sp.comm_stats() as s:
-        with pytest.raises(NotImplementedError, match="sort"):
-            numpy.sort(a)
+        with pytest.raises(NotImplementedError, match="piecewise"):
+            numpy.piecewise(a, [a > 0], [1.0])
         with pytest.raises(NotImplementedError, match="logspace"):
             sp.logspace(0, 1, 5)
         with pytest.raises(NotImplementedError, match="advanced|integer-array|boolean"):
@@ -145,9 +145,9 @@ def test_floating_point_errors_set_to_raise_are_raised_on_every_rank():
 
 def test_missing_ndarray_method_names_itself():
     x = sp.ones(4)
-    assert not hasattr(x, "argsort")
-    with pytest.raises(NotImplementedError, match="ndarray.argsort"):
-        x.argsort()
+    assert not hasattr(x, "getfield")
+    with pytest.raises(NotImplementedError, match="ndarray.getfield"):
+        x.getfield(numpy.float64)
     with pytest.raises(NotImplementedError, match="random.choice"):
         sp.random.choice(4)
     with pytest.raises(NotImplementedError, match="mgrid"):
