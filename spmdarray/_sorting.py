@@ -94,9 +94,19 @@ def from_pieces(ctx, piece: np.ndarray):
 
 
 def _argsort_keys(keys: list[np.ndarray]) -> np.ndarray:
-    """Stable lexicographic order of ``keys`` (the first key is the most significant)."""
-    n = len(keys[0])
-    idx = np.arange(n)
+    """Stable lexicographic order of ``keys`` (the first key is the most significant).
+
+    The last key (the global index) must already be ascending among records
+    equal in the other keys: a stable sort by those then orders it too.
+    """
+    if len(keys) == 2:
+        return np.argsort(keys[0], kind="stable")
+    return np.lexsort(keys[-2::-1])  # stable, NaNs last, as numpy.sort
+
+
+def _sorted_keys(keys: list[np.ndarray]) -> np.ndarray:
+    """Stable lexicographic order of arbitrary ``keys`` (samples: no ascending key)."""
+    idx = np.arange(len(keys[0]))
     for k in reversed(keys):
         idx = idx[np.argsort(k[idx], kind="stable")]
     return idx
@@ -115,7 +125,46 @@ def _count_less(keys: list[np.ndarray], s: tuple) -> int:
     return lo + int(np.searchsorted(keys[-1][lo:hi], s[-1], "left"))
 
 
-def sample_sort(comm, keys: list[np.ndarray], payload: list[np.ndarray] = ()):
+def _pad_value(dtype: np.dtype):
+    """A value that sorts at or after every other of ``dtype`` (None: no such value)."""
+    if dtype.kind == "f":
+        return np.nan
+    if dtype.kind == "c":
+        return complex(np.nan, np.nan)
+    if dtype.kind == "b":
+        return True
+    if dtype.kind in "iu":
+        return np.iinfo(dtype).max
+    return None
+
+
+def _merge_rows(keys: list[np.ndarray]) -> np.ndarray:
+    """Order of records (row, value, index) made of sorted pieces: per-row sorts.
+
+    The records are grouped by row, each row's values padded into a rectangle
+    with a value that sorts last, and the rectangle sorted along its rows
+    (much faster than a lexicographic sort); padding sorts after the real
+    values (it is placed after them and the sort is stable).
+    """
+    row, v = keys[0], keys[1]
+    pad = _pad_value(v.dtype)
+    if pad is None or not len(row):
+        return _argsort_keys(keys)
+    o = np.argsort(row, kind="stable")
+    r = row[o]
+    starts = np.flatnonzero(np.r_[True, r[1:] != r[:-1]])
+    cnt = np.diff(np.r_[starts, len(r)])
+    width = int(cnt.max())
+    rect = np.full((len(starts), width), pad, v.dtype)
+    seg = np.repeat(np.arange(len(starts)), cnt)
+    within = np.arange(len(r)) - np.repeat(starts, cnt)
+    rect[seg, within] = v[o]
+    srt = np.argsort(rect, axis=1, kind="stable")
+    real = np.arange(width)[None, :] < cnt[:, None]
+    return o[(starts[:, None] + srt)[real]]
+
+
+def sample_sort(comm, keys: list[np.ndarray], payload: list[np.ndarray] = (), *, presorted=False, merge=None):
     """Globally sort records over ``comm``.  Collective over ``comm``.
 
     Parameters
@@ -123,10 +172,17 @@ def sample_sort(comm, keys: list[np.ndarray], payload: list[np.ndarray] = ()):
     comm : mpi4py.MPI.Comm
     keys : list of numpy.ndarray
         1-D host arrays of one length (this rank's records); the first is the
-        most significant.  The last must be unique over all ranks (a global
-        index), which makes the order total and the sort stable.
+        most significant.  The last must be a global index: unique, and
+        among records equal in the other keys, ascending in (rank, position
+        on the rank), so that a stable sort by the other keys orders it too.
+        It makes the order total and the sort stable.
     payload : list of numpy.ndarray
         Arrays that travel with the records.
+    presorted : bool
+        The records are already in order on each rank.
+    merge : callable, optional
+        ``merge(keys) -> order`` of the received pieces (each sorted, in rank
+        order); default: a stable lexicographic sort.
 
     Returns
     -------
@@ -138,9 +194,10 @@ def sample_sort(comm, keys: list[np.ndarray], payload: list[np.ndarray] = ()):
     counts : numpy.ndarray
         Number of records each rank holds afterwards.
     """
-    order = _argsort_keys(keys)
-    keys = [k[order] for k in keys]
-    payload = [p[order] for p in payload]
+    if not presorted:
+        order = _argsort_keys(keys)
+        keys = [k[order] for k in keys]
+        payload = [p[order] for p in payload]
     size = comm.Get_size()
     n = len(keys[0])
     if size > 1:
@@ -148,7 +205,7 @@ def sample_sort(comm, keys: list[np.ndarray], payload: list[np.ndarray] = ()):
         take = (np.arange(size) * n) // size if n else np.empty(0, np.intp)
         shapes = [((size,) if m else (0,)) for m in ns]
         samples = [np.concatenate(allgather_blocks(comm, np.ascontiguousarray(k[take]), shapes)) for k in keys]
-        so = _argsort_keys(samples) if len(samples[0]) else np.empty(0, np.intp)
+        so = _sorted_keys(samples) if len(samples[0]) else np.empty(0, np.intp)
         s_tot = len(so)
         cuts = [0]
         for i in range(1, size):
@@ -161,7 +218,7 @@ def sample_sort(comm, keys: list[np.ndarray], payload: list[np.ndarray] = ()):
         send_counts = np.diff(np.asarray(cuts, np.int64))
         got = [alltoallv(comm, k, send_counts)[0] for k in keys]
         pay = [alltoallv(comm, p, send_counts)[0] for p in payload]
-        order = _argsort_keys(got)  # merge the sorted pieces
+        order = (merge or _argsort_keys)(got)  # merge the sorted pieces (they arrive in index order)
         keys = [k[order] for k in got]
         payload = [p[order] for p in pay]
     counts = allgather_ints(comm, len(keys[0])) if size > 1 else np.array([n], np.int64)
@@ -175,8 +232,10 @@ def route(comm, dest: np.ndarray, arrays: list[np.ndarray]) -> list[np.ndarray]:
     Returns the arrays received, grouped by source rank (ascending), each
     group in the sender's order.
     """
-    order = np.argsort(dest, kind="stable")
     counts = np.bincount(dest, minlength=comm.Get_size()).astype(np.int64)
+    if len(dest) < 2 or bool(np.all(dest[1:] >= dest[:-1])):
+        return [alltoallv(comm, a, counts)[0] for a in arrays]
+    order = np.argsort(dest, kind="stable")
     return [alltoallv(comm, a[order], counts)[0] for a in arrays]
 
 
@@ -229,10 +288,12 @@ def _sort_along(x, axis: int, values: bool, indices: bool):
     rows = int(np.prod(moved_shape[:-1], dtype=np.int64))
     nloc = moved_shape[-1]
     b2 = loc.reshape(rows, nloc)
+    o = np.argsort(b2, axis=1, kind="stable")  # each row sorted: the records in (row, value) order
     row = np.repeat(np.arange(rows, dtype=np.int64), nloc)
-    gidx = (row * n_ax + lo + np.tile(np.arange(nloc, dtype=np.int64), rows)).astype(np.int64)
-    keys = [row, b2.reshape(-1), gidx] if rows > 1 else [b2.reshape(-1), gidx]
-    keys, _, offset, _ = sample_sort(sub, keys)
+    gidx = (row * n_ax + lo + o.reshape(-1)).astype(np.int64)
+    vals = np.take_along_axis(b2, o, 1).reshape(-1)
+    keys = [row, vals, gidx] if rows > 1 else [vals, gidx]
+    keys, _, offset, _ = sample_sort(sub, keys, presorted=True, merge=_merge_rows if rows > 1 else None)
     v, g = keys[-2], keys[-1]
     pos = offset + np.arange(len(g), dtype=np.int64)
     col = pos % n_ax
