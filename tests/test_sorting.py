@@ -180,3 +180,24 @@ def test_set_operations_match_numpy(dtype):
     assert_eq(numpy.intersect1d(sp.array(ua), ub, assume_unique=True), want, exact=True)
     with pytest.raises(ValueError):
         numpy.isin(x, y, kind="fast")
+
+
+def test_sort_along_an_unsplit_axis_moves_no_data():
+    a = ref((6, 5, 4))
+    x = sp.array(a)
+    lay = x.layout
+    for axis in range(3):
+        k = lay.grid_axis_of(axis)
+        if k is None or lay.dims[k] == 1:
+            with sp.comm_stats() as s:
+                y = numpy.sort(x, axis=axis)
+            assert s.bytes_sent == 0 and s.collectives == 0
+            assert_eq(y, numpy.sort(a, axis=axis), exact=True)
+
+
+def test_sort_and_unique_of_0d():
+    x, a = sp.array(2.5), numpy.array(2.5)
+    assert_eq(numpy.sort(x, axis=None), numpy.sort(a, axis=None), exact=True)
+    assert_eq(numpy.argsort(x, axis=None), numpy.argsort(a, axis=None), exact=True)
+    assert_eq(numpy.unique(x), numpy.unique(a), exact=True)
+    assert_eq(numpy.isin(x, [2.5, 3.0]), numpy.isin(a, [2.5, 3.0]), exact=True)

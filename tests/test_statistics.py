@@ -303,3 +303,26 @@ def test_convolve_errors_are_numpys():
         numpy.convolve(x, numpy.zeros(0))
     with pytest.raises(ValueError):
         numpy.correlate(x, numpy.ones(2), mode="bogus")
+
+
+def test_statistics_of_0d_and_out_arguments():
+    x, a = sp.array(2.5), numpy.array(2.5)
+    for fn in (numpy.median, numpy.nanmedian, numpy.nansum, numpy.nanmax, numpy.nanmean, numpy.average):
+        assert_eq(fn(x), fn(a))
+    assert_eq(numpy.quantile(x, 0.3), numpy.quantile(a, 0.3))
+    assert_eq(numpy.histogram(x, 3)[0], numpy.histogram(a, 3)[0])
+    b = ref((5, 4))
+    b[1, 1] = numpy.nan
+    y = sp.array(b)
+    out = sp.empty(4)
+    assert numpy.nanquantile(y, 0.4, axis=0, out=out) is out
+    assert_eq(out, numpy.nanquantile(b, 0.4, axis=0))
+    assert_eq(
+        numpy.nanpercentile(y, [10, 90], axis=1, keepdims=True), numpy.nanpercentile(b, [10, 90], axis=1, keepdims=True)
+    )
+    out2 = sp.empty(5)
+    assert numpy.median(y, axis=1, out=out2) is out2
+    assert_eq(out2, numpy.median(b, axis=1))
+    i = ref((5, 4), numpy.int64)
+    assert_eq(numpy.nanmedian(sp.array(i), axis=0), numpy.nanmedian(i, axis=0))
+    assert_eq(numpy.nanquantile(sp.array(i), 0.7, axis=1), numpy.nanquantile(i, 0.7, axis=1))
