@@ -675,14 +675,18 @@ if hasattr(np, "in1d"):  # removed in NumPy 2.4
 
 @implements(np.intersect1d)
 def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
-    """Sorted common unique values.  Collective."""
-    if return_indices:
-        raise NotImplementedError("numpy.intersect1d(return_indices=True) is not implemented in spmdarray")
+    """Sorted common unique values (and the indices of their first occurrences).  Collective."""
     ctx = _ctx(ar1, ar2)
-    u = unique(_dist(ar1, ctx))
-    res = _select(u, isin(u, ar2))
-    dt = np.result_type(np.asarray(ar1).dtype if not _engine.is_distributed(ar1) else ar1.dtype, _dtype(ar2))
-    return res.astype(dt, copy=False)
+    dt = np.result_type(_dtype(ar1), _dtype(ar2))
+    a, b = _dist(ar1, ctx), _dist(ar2, ctx)
+    if not return_indices:
+        u = unique(a)
+        return _select(u, isin(u, b)).astype(dt, copy=False)
+    u1, i1 = unique(a, return_index=True)
+    u2, i2 = unique(b, return_index=True)
+    m1, m2 = isin(u1, u2), isin(u2, u1)
+    # Both are sorted, so their common values come in the same order.
+    return _select(u1, m1).astype(dt, copy=False), _select(i1, m1), _select(i2, m2)
 
 
 def _dtype(x):
