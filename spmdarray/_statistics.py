@@ -594,13 +594,13 @@ def _edges(a, bins, range, weights=None):  # noqa: A002
     return np.histogram_bin_edges(np.empty(0, a.dtype), bins, range)
 
 
-@implements(np.histogram_bin_edges)
+@implements(np.histogram_bin_edges, replicated=True)
 def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002
     """Bin edges (replicated).  Collective."""
     return _rep(a._st.ctx, _edges(a, bins, range, weights))
 
 
-@implements(np.histogram)
+@implements(np.histogram, replicated=True)
 def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
     """Distributed ``numpy.histogram``: per-rank counts added in rank order.  Collective.
 
@@ -629,7 +629,7 @@ def _columns(sample):
     return [sample[:, i] for i in range(sample.shape[1])]
 
 
-@implements(np.histogramdd)
+@implements(np.histogramdd, replicated=True)
 def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noqa: A002
     """Distributed ``numpy.histogramdd``.  Collective.  The histogram and edges are replicated."""
     cols = _columns(sample)
@@ -670,7 +670,7 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noq
     return _rep(ctx, hist), [_rep(ctx, e) for e in edges]
 
 
-@implements(np.histogram2d)
+@implements(np.histogram2d, replicated=True)
 def histogram2d(x, y, bins=10, range=None, density=None, weights=None):  # noqa: A002
     """Distributed ``numpy.histogram2d``.  Collective.  The histogram and edges are replicated."""
     try:
@@ -684,7 +684,7 @@ def histogram2d(x, y, bins=10, range=None, density=None, weights=None):  # noqa:
     return hist, edges[0], edges[1]
 
 
-@implements(np.bincount)
+@implements(np.bincount, replicated=True)
 def bincount(x, weights=None, minlength=0):
     """Distributed ``numpy.bincount``: per-rank counts added in rank order.  Collective.
 
@@ -763,7 +763,7 @@ def _as_dist(m, ctx, dtype):
     return array(np.asarray(m, dtype=dtype), comm=ctx)
 
 
-@implements(np.cov)
+@implements(np.cov, replicated=True)
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):
     """Distributed ``numpy.cov``: centred data times its transpose.  Collective.
 
@@ -842,7 +842,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     return _rep(ctx, c.squeeze())
 
 
-@implements(np.corrcoef)
+@implements(np.corrcoef, replicated=True)
 def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     """Distributed ``numpy.corrcoef`` (through ``cov``).  Collective.  The result is replicated."""
     c = np.asarray(cov(x, y, rowvar, dtype=dtype))
