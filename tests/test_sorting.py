@@ -208,3 +208,35 @@ def test_sort_and_unique_of_0d():
     assert_eq(numpy.argsort(x, axis=None), numpy.argsort(a, axis=None), exact=True)
     assert_eq(numpy.unique(x), numpy.unique(a), exact=True)
     assert_eq(numpy.isin(x, [2.5, 3.0]), numpy.isin(a, [2.5, 3.0]), exact=True)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_shapes_sort_unique_and_quantile(seed):
+    rng = numpy.random.default_rng(100 + seed)
+    nd = int(rng.integers(1, 4))
+    shape = tuple(int(n) for n in rng.integers(1, 9, nd))
+    a = rng.integers(0, 4, shape).astype(numpy.float64)  # heavy ties
+    a[rng.random(shape) < 0.1] = numpy.nan
+    x = sp.array(a)
+    axis = int(rng.integers(-nd, nd))
+    assert_eq(numpy.sort(x, axis=axis), numpy.sort(a, axis=axis), exact=True)
+    assert_eq(numpy.argsort(x, axis=axis), numpy.argsort(a, axis=axis, kind="stable"), exact=True)
+    got = numpy.unique(x, return_index=True, return_inverse=True, return_counts=True)
+    for g, w in zip(got, numpy.unique(a, return_index=True, return_inverse=True, return_counts=True)):
+        assert_eq(g, w, exact=True)
+    assert_eq(numpy.quantile(x, 0.3, axis=axis), numpy.quantile(a, 0.3, axis=axis))
+
+
+def test_comm_helpers_alltoallv_and_allgather_ints():
+    from spmdarray.comm import allgather_ints, alltoallv
+
+    comm = sp.zeros(1).comm
+    r, p = comm.Get_rank(), comm.Get_size()
+    assert allgather_ints(comm, 10 * r + 1).tolist() == [10 * q + 1 for q in range(p)]
+    # Rank r sends (r + d) copies of the value 100*r + d to rank d.
+    counts = [r + d for d in range(p)]
+    send = numpy.concatenate([numpy.full(c, 100 * r + d, numpy.int32) for d, c in enumerate(counts)])
+    recv, rcounts = alltoallv(comm, send, counts)
+    assert rcounts.tolist() == [q + r for q in range(p)]
+    want = numpy.concatenate([numpy.full(q + r, 100 * q + r, numpy.int32) for q in range(p)])
+    assert recv.dtype == numpy.int32 and recv.tolist() == want.tolist()
