@@ -257,28 +257,34 @@ def _local_argsort(be, block, axis):
 
 
 # ------------------------------------------------------------------ sort
-def _sort_along(x, axis: int, values: bool, indices: bool):
+def _sort_along(x, axis: int, values: bool, indices: bool, carry=None):
     """(sorted values, sorting indices) along ``axis`` of ``x``; either may be None.
 
-    Collective.  The results have the balanced layout of ``x.shape``.
+    Collective.  The results have the balanced layout of ``x.shape``.  With
+    ``carry`` (an array of ``x``'s shape), a third result: ``carry`` permuted
+    as ``x`` is.
     """
     x = balanced(x)
+    if carry is not None:
+        carry = balanced(carry)
     ctx = x._st.ctx
     be = x._st.be
     lay = x._layout
     itype = np.dtype(np.intp)
     k = lay.grid_axis_of(axis)
     if k is None or lay.dims[k] == 1 or x.size == 0:
-        vals = idxs = None
+        vals = idxs = cv = None
         if lay.owned_size(ctx.rank):
             loc = x.local
             o = _local_argsort(be, loc, axis)
             idxs = o
             vals = np.take_along_axis(loc, o, axis) if values else None
-        return (
+            cv = np.take_along_axis(carry.local, o, axis) if carry is not None else None
+        res = (
             _wrap(ctx, lay, x.dtype, vals) if values else None,
             _wrap(ctx, lay, itype, idxs) if indices else None,
         )
+        return res if carry is None else (*res, _wrap(ctx, lay, carry.dtype, cv))
     sub = ctx.sub(lay.dims, (k,))
     box = lay.block(ctx.rank)
     lo = box[axis][0]
@@ -293,23 +299,28 @@ def _sort_along(x, axis: int, values: bool, indices: bool):
     gidx = (row * n_ax + lo + o.reshape(-1)).astype(np.int64)
     vals = np.take_along_axis(b2, o, 1).reshape(-1)
     keys = [row, vals, gidx] if rows > 1 else [vals, gidx]
-    keys, _, offset, _ = sample_sort(sub, keys, presorted=True, merge=_merge_rows if rows > 1 else None)
+    pay = []
+    if carry is not None:
+        cb = np.moveaxis(be.to_host(carry.local), axis, -1).reshape(rows, nloc)
+        pay = [np.take_along_axis(cb, o, 1).reshape(-1)]
+    keys, pay, offset, _ = sample_sort(sub, keys, pay, presorted=True, merge=_merge_rows if rows > 1 else None)
     v, g = keys[-2], keys[-1]
     pos = offset + np.arange(len(g), dtype=np.int64)
     col = pos % n_ax
     dest = owner_of(lay.intervals[axis], col)
-    send = [pos] + ([v] if values else []) + ([g % n_ax] if indices else [])
+    send = [pos] + ([v] if values else []) + ([g % n_ax] if indices else []) + list(pay)
     got = route(sub, dest, send)
     p = got[0]
     flat = (p // n_ax) * nloc + (p % n_ax - lo)
     out = []
-    for arr, dt in zip(got[1:], ([x.dtype] if values else []) + ([itype] if indices else [])):
+    dts = ([x.dtype] if values else []) + ([itype] if indices else []) + ([carry.dtype] if carry is not None else [])
+    for arr, dt in zip(got[1:], dts):
         res = np.empty(rows * nloc, dt)
         res[flat] = arr
         out.append(_wrap(ctx, lay, dt, np.moveaxis(res.reshape(moved_shape), -1, axis)))
     vals = out.pop(0) if values else None
     idxs = out.pop(0) if indices else None
-    return vals, idxs
+    return (vals, idxs) if carry is None else (vals, idxs, out.pop(0))
 
 
 def _prepare(a, axis):

@@ -312,7 +312,7 @@ def _table(props, method, n, qv, counts):
     return prev, nxt, gamma
 
 
-def _order_stat(a, qs, axis, keepdims, nan: bool, probe, method="linear", median: bool = False):
+def _order_stat(a, qs, axis, keepdims, nan: bool, probe, method="linear", median: bool = False, weights=None):
     """Shared body of the quantile family.  Collective.
 
     ``probe(host_array, keepdims)`` is NumPy's own function with the user's
@@ -333,8 +333,22 @@ def _order_stat(a, qs, axis, keepdims, nan: bool, probe, method="linear", median
         return _rep(ctx, res) if np.ndim(res) else res
     x, axes, kept = _to_last(a, axis)
     n = x.shape[-1]
-    xs = sort(x, axis=-1)
     rows_shape = x.shape[:-1]
+    if weights is None:
+        xs = sort(x, axis=-1)
+    else:
+        from ._sorting import _sort_along
+
+        xs, _, ws = _sort_along(x, x.ndim - 1, True, False, carry=_to_last(weights, axis)[0])
+        cdf = np.cumsum(ws, axis=-1, dtype=np.float64)
+        tot = cdf[..., -1]
+        cdf = _ew(np.true_divide, [cdf, tot.reshape(rows_shape + (1,)) if rows_shape else np.asarray(tot)[()]])
+        if _any(_isnan(cdf[..., -1])):
+            raise ValueError("Weights included NaN, inf or were all zero.")
+        if qarr.dtype.kind == "f":
+            cdf = cdf.astype(qarr.dtype, copy=False)
+        if _any(_ew(np.equal, [cdf[..., 0], 0])):
+            cdf = np.where(_ew(np.equal, [cdf, 0]), np.array(-1, cdf.dtype), cdf)
 
     def at(i):
         """Slice ``i`` of the sorted axis (a NumPy scalar for 1-D data)."""
@@ -367,6 +381,10 @@ def _order_stat(a, qs, axis, keepdims, nan: bool, probe, method="linear", median
             acc = np.result_type(rdt, a.dtype) if a.dtype.kind in "fc" else np.dtype(np.float64)
             s = _ew(np.add, [va, vb], dtype=acc)
             r = _ew(np.true_divide, [s, 2], dtype=acc)
+        elif weights is not None:
+            below = np.sum(_ew(np.less, [cdf, qarr.dtype.type(qv)]), axis=-1, dtype=np.intp)
+            idx = _ew(np.minimum, [below, n - 1])
+            r = _pick(xs, idx) if rows_shape else at(int(idx))
         elif nan and is_float and rows_shape:
             counts = np.arange(n + 1)
             prev, nxt, gamma = _table(props, method, n, np.float64(qv), counts)
@@ -430,21 +448,49 @@ def _check_q(q, pct: bool):
     return qa
 
 
+def _full_weights(a, weights, axis):
+    """``weights`` as a distributed array of ``a``'s shape, with NumPy's checks.  Collective."""
+    wshape = np.shape(weights)
+    ctx = a._st.ctx
+    w = weights if _engine.is_distributed(weights) else None
+    if wshape != a.shape:
+        if axis is None:
+            raise TypeError("Axis must be specified when shapes of a and weights differ.")
+        axes = normalize_axis_tuple(axis, a.ndim)
+        if wshape != tuple(a.shape[ax] for ax in axes):
+            raise ValueError("Shape of weights must be consistent with shape of a along specified axis.")
+        wv = weights if w is not None else np.asarray(weights)
+        wv = wv.transpose(tuple(int(i) for i in np.argsort(axes)))
+        wv = wv.reshape(tuple((s if ax in axes else 1) for ax, s in enumerate(a.shape)))
+        w = _ew(np.multiply, [np.ones_like(a, dtype=wv.dtype), wv])
+    elif w is None:
+        w = _as_dist(np.asarray(weights), ctx, np.asarray(weights).dtype).reshape(a.shape)
+    if _any(_ew(np.less, [w, 0])):
+        raise ValueError("Weights must be non-negative.")
+    return w
+
+
 def _quant(fname, a, q, axis, out, method, keepdims, weights, interpolation, nan, pct):
-    if weights is not None:
-        raise NotImplementedError(f"numpy.{fname}(weights=...) is not implemented in spmdarray")
     if interpolation is not None:
         method = interpolation
     npfn = getattr(np, fname)
+    wkw = {}
+    if weights is not None:
+        if nan:
+            raise NotImplementedError(f"numpy.{fname}(weights=...) is not implemented in spmdarray")
+        wkw = {"weights": np.ones((1,) * a.ndim)}
 
     def probe(host, keep):
         kw = {} if keep is False and nan else {"keepdims": keep}
+        if wkw:
+            kw["weights"] = np.ones(host.shape)
         return npfn(host, q, axis=axis, method=method, **kw)
 
     qa = _check_q(q, pct)
-    if method not in _fb._QuantileMethods:
+    if method not in _fb._QuantileMethods or wkw:
         probe(np.ones((1,) * a.ndim, a.dtype), False)  # NumPy's error for the method
-    return _finish(_order_stat(a, qa, axis, keepdims, nan, probe, method), out)
+    w = _full_weights(a, weights, axis) if weights is not None and a.size else None
+    return _finish(_order_stat(a, qa, axis, keepdims, nan, probe, method, weights=w), out)
 
 
 @implements(np.quantile)

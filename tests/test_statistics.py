@@ -326,3 +326,29 @@ def test_statistics_of_0d_and_out_arguments():
     i = ref((5, 4), numpy.int64)
     assert_eq(numpy.nanmedian(sp.array(i), axis=0), numpy.nanmedian(i, axis=0))
     assert_eq(numpy.nanquantile(sp.array(i), 0.7, axis=1), numpy.nanquantile(i, 0.7, axis=1))
+
+
+def test_weighted_quantile_matches_numpy():
+    rng = numpy.random.default_rng(5)
+    a = rng.integers(0, 6, (6, 7)).astype(float)
+    a[3, 4] = numpy.nan
+    w = rng.integers(1, 3, (6, 7)).astype(float)
+    w[0, 0] = w[2, 3] = 0
+    x = sp.array(a)
+    for axis in (None, 0, 1):
+        for q in (0.0, 0.3, [0.2, 1.0]):
+            want = numpy.quantile(a, q, axis=axis, method="inverted_cdf", weights=w)
+            assert_eq(numpy.quantile(x, q, axis=axis, method="inverted_cdf", weights=sp.array(w)), want)
+    w1 = rng.random(7)
+    want = numpy.percentile(a, [30, 70], axis=1, method="inverted_cdf", weights=w1)
+    assert_eq(numpy.percentile(x, [30, 70], axis=1, method="inverted_cdf", weights=w1), want)
+    for call in (
+        lambda m: numpy.quantile(m, 0.5, weights=w),
+        lambda m: numpy.quantile(m, 0.5, method="inverted_cdf", weights=-w),
+        lambda m: numpy.quantile(m, 0.5, method="inverted_cdf", weights=w1),
+        lambda m: numpy.quantile(m, 0.5, axis=0, method="inverted_cdf", weights=w * 0),
+    ):
+        with pytest.raises(Exception) as want:
+            call(a)
+        with pytest.raises(type(want.value)):
+            call(x)
