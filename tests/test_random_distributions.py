@@ -527,13 +527,6 @@ def test_permutation_and_shuffle_replicated(comm):
     assert sorted(flat.ravel().tolist()) == list(range(12))
 
 
-# Need the distributed argsort (branch sort) and integer-array indexing / take (branch idx).
-_NEEDS_SORT_AND_TAKE = pytest.mark.xfail(
-    raises=NotImplementedError, strict=False, reason="needs numpy.argsort / numpy.take on spmdarray arrays"
-)
-
-
-@_NEEDS_SORT_AND_TAKE
 def test_choice_large_population_path_equals_replicated(monkeypatch):
     small = numpy.asarray(Generator(31).choice(40, 15, replace=False))
     small_p = numpy.asarray(Generator(31).choice(40, 15, replace=False, p=numpy.full(40, 1 / 40)))
@@ -545,14 +538,12 @@ def test_choice_large_population_path_equals_replicated(monkeypatch):
     )
 
 
-@_NEEDS_SORT_AND_TAKE
 def test_choice_from_distributed_array():
     a = numpy.arange(30.0) * 2
     x = Generator(32).choice(np.asarray(a), (3, 4))
     _same(x, _SerialGenerator(32).choice(a, (3, 4)))
 
 
-@_NEEDS_SORT_AND_TAKE
 def test_permutation_and_shuffle_of_distributed_arrays():
     a = numpy.arange(35.0).reshape(7, 5)
     p = Generator(33).permutation(np.asarray(a))
@@ -562,7 +553,6 @@ def test_permutation_and_shuffle_of_distributed_arrays():
     _same(x, p)
 
 
-@_NEEDS_SORT_AND_TAKE
 @pytest.mark.parametrize("axis", [None, 0, 1])
 def test_permuted_distributed(axis):
     a = numpy.arange(35.0).reshape(7, 5)
