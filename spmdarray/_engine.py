@@ -425,6 +425,8 @@ def elementwise(func, args, out=None, where=True, nout: int = 1, **kwargs):
     ndarray or tuple of ndarray
         NumPy scalars when the result is 0-d and no ``out`` was given.
     """
+    for o in out or ():
+        check_writeable(o)
     if where is True and nout == 1 and not kwargs:
         res = _fast(func, args, out)
         if res is not _SLOW:
@@ -596,8 +598,15 @@ def _on_device(func, be, nout: int, kw: dict):
     return run
 
 
+def check_writeable(dst) -> None:
+    """ValueError on every rank when ``dst`` is a read-only broadcast view.  Not collective."""
+    if is_distributed(dst) and any(b < 0 and n > 1 for (b, _), n in zip(dst._map.axes, dst._map.shape)):
+        raise ValueError("assignment destination is read-only")
+
+
 def assign(dst, value) -> None:
     """``dst[...] = value`` with NumPy's broadcasting and casting.  Collective."""
+    check_writeable(dst)
     value = _as_operand(value)
     vshape = _shape_of(value)
     # NumPy drops leading length-1 axes of the value before broadcasting.

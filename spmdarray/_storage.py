@@ -139,6 +139,9 @@ class Storage:
             arr = arr.transpose([order.index(b) for b in walked])
         if has_new:
             arr = arr[tuple(None if b < 0 else slice(None) for b, _ in vmap.axes)]
+            if arr.shape != shape:
+                # A broadcast axis (``broadcast_to``): read-only, as NumPy's.
+                arr = self.be.xp.broadcast_to(arr, shape)
         return arr
 
 
