@@ -20,7 +20,7 @@ if _os.path.isfile(_os.path.join(_root, "decomposition", "layout.py")) and not _
 ):
     __path__.append(_root)  # noqa: F821
 
-from . import _axes, _broadcasting, _editing, _joining, _scans, _selection, _splitting, random  # noqa: E402,F401  (they register functions)
+from . import _axes, _broadcasting, _editing, _joining, _padding, _scans, _selection, _splitting, random  # noqa: E402,F401  (they register functions)
 from ._array import ndarray  # noqa: E402
 from ._backend import backend_info  # noqa: E402
 from ._creation import *  # noqa: E402,F401,F403
