@@ -20,11 +20,13 @@ if _os.path.isfile(_os.path.join(_root, "decomposition", "layout.py")) and not _
 ):
     __path__.append(_root)  # noqa: F821
 
-from . import _axes, _broadcasting, _editing, _joining, _padding, _scans, _selection, _splitting, random  # noqa: E402,F401  (they register functions)
+from . import _axes, _broadcasting, _diagonals, _editing, _joining, _padding, _scans, _selection, _splitting, random  # noqa: E402,F401  (they register functions)
 from ._array import ndarray  # noqa: E402
 from ._backend import backend_info  # noqa: E402
 from ._creation import *  # noqa: E402,F401,F403
 from ._creation import __all__ as _creation_all  # noqa: E402
+from ._grids import *  # noqa: E402,F401,F403
+from ._grids import __all__ as _grids_all  # noqa: E402
 from ._namespace import *  # noqa: E402,F401,F403
 from ._namespace import __all__ as _ns_all  # noqa: E402
 from ._namespace import __getattr__  # noqa: E402,F401
@@ -47,5 +49,6 @@ __all__ = [
     "save_hdf5",
     "set_default_comm",
     *_creation_all,
+    *_grids_all,
     *_ns_all,
 ]

@@ -279,7 +279,17 @@ def copyto(dst, src, casting="same_kind", where=True):
     if where is True:
         _engine.assign(dst, src)
     else:
-        _engine.elementwise(np.positive, [src], out=(dst,), where=where, casting="unsafe", dtype=dst.dtype)
+        # ``positive`` has no bool loop: bool destinations copy with ``numpy.copyto``.
+        func = _copy_into if dst.dtype == bool else np.positive
+        _engine.elementwise(func, [src], out=(dst,), where=where, casting="unsafe", dtype=dst.dtype)
+
+
+def _copy_into(src, out=None, where=True, casting="unsafe", dtype=None):
+    """``numpy.copyto(out, src, where=where)`` as an elementwise kernel (a block each)."""
+    if out is None:
+        return np.array(src, dtype=dtype)
+    np.copyto(out, src, casting="unsafe", where=where)
+    return out
 
 
 @implements(np.transpose)
