@@ -96,7 +96,7 @@ class Storage:
         if holds is not None:
             # The base array's own block, asked for by nearly every operation.
             owned, key = holds
-            self._views[key] = self.alloc if owned is None or alloc is not None else self.alloc[owned]
+            self._views[key] = self.alloc if owned is None else self.alloc[owned]
 
     def bump(self) -> None:
         """Record a collective write: every cached halo becomes stale."""
