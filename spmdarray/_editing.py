@@ -45,7 +45,7 @@ def expand_along(x, axis: int, counts=None, dcounts=None):
     lo, hi = box[axis]
     be = x._st.be
     if dcounts is not None:
-        cb = redistribute(dcounts.astype(np.intp, casting="same_kind", copy=False), lay)
+        cb = redistribute(dcounts.astype(np.intp, copy=False), lay)
         mine = be.to_host(cb.local).astype(np.intp) if box_size(box) else np.zeros(0, np.intp)
         info = allgather_object(ctx, (int(mine.sum()), bool((mine < 0).any())))
         if any(neg for _, neg in info):
@@ -95,16 +95,12 @@ def repeat(a, repeats, axis=None):
         if repeats.ndim > 1:
             raise ValueError("repeats must be a scalar or a 1-D array")
         if repeats.ndim == 1 and repeats.shape[0] == n and a.ndim == 1:
-            if not np.can_cast(repeats.dtype, np.intp, "same_kind"):
-                raise TypeError(
-                    f"Cannot cast array data from {repeats.dtype!r} to dtype('int64') according to the rule 'safe'"
-                )
             return expand_along(a, 0, dcounts=repeats)
         repeats = np.asarray(repeats)
     r = np.asarray(repeats)
     if r.ndim > 1:
         raise ValueError("repeats must be a scalar or a 1-D array")
-    r = r.astype(np.intp, casting="safe")
+    r = r.astype(np.intp)  # NumPy truncates float counts
     if (r < 0).any():
         raise ValueError("repeats may not contain negative values.")
     if r.ndim == 1 and r.shape[0] not in (1, n):
