@@ -98,7 +98,7 @@ def test_meshgrid_matches_numpy(indexing, sparse, copy):
 @pytest.mark.parametrize("dtype", [numpy.bool_, numpy.int32, numpy.complex128])
 def test_repeat_matches_numpy(shape, dtype):
     for x, a in _inputs(shape, dtype):
-        for axis in [None, *range(-a.ndim, a.ndim)]:
+        for axis in sorted({None, 0, a.ndim - 1}, key=str):
             n = a.size if axis is None else a.shape[axis]
             for r in [3, numpy.arange(n) % 3, [2] * min(n, 1)]:
                 assert_eq(numpy.repeat(x, r, axis=axis), numpy.repeat(a, r, axis=axis), exact=True)
@@ -281,7 +281,7 @@ def test_pad_errors_are_numpys():
 
 # ------------------------------------------------------------- diagonals
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape", [(5, 7), (7, 5), (3, 4, 5), (0, 3), (1, 1)], ids=str)
+@pytest.mark.parametrize("shape", [(5, 7), (3, 4, 5), (0, 3), (1, 1)], ids=str)
 def test_diagonal_and_trace_match_numpy(dtype, shape):
     for x, a in _inputs(shape, dtype):
         for off in (-6, -1, 0, 3):
@@ -532,3 +532,27 @@ def test_ndarray_gathering_methods(tmp_path_factory):
     assert x.to_device("cpu") is x or x._st.be.name != "numpy"
     with pytest.raises(ValueError):
         x.to_device("tpu")
+
+
+# -------------------------------------- existing movers on awkward inputs
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_existing_movers_on_views_and_empty_arrays(shape):
+    for x, a in _inputs(shape, numpy.int64):
+        nd = a.ndim
+        assert_eq(numpy.roll(x, 3), numpy.roll(a, 3), exact=True)
+        assert_eq(numpy.roll(x, -2, axis=nd - 1), numpy.roll(a, -2, axis=nd - 1), exact=True)
+        assert_eq(numpy.concatenate([x, x[::-1]], axis=0), numpy.concatenate([a, a[::-1]], axis=0), exact=True)
+        assert_eq(numpy.stack([x, x], axis=-1), numpy.stack([a, a], axis=-1), exact=True)
+        for g, e in zip(numpy.array_split(x, 3, axis=0), numpy.array_split(a, 3, axis=0)):
+            assert_eq(g, e, exact=True)
+        for o in "CF":
+            assert_eq(x.reshape(-1, order=o), a.reshape(-1, order=o), exact=True)
+        if nd >= 2:
+            assert_eq(numpy.rot90(x, 3), numpy.rot90(a, 3), exact=True)
+            assert_eq(numpy.tril(x, -1), numpy.tril(a, -1), exact=True)
+        for like in (numpy.zeros_like, numpy.ones_like, numpy.empty_like):
+            got, want = like(x), like(a)
+            assert got.shape == want.shape and got.dtype == want.dtype
+            got = like(x, dtype=numpy.float32, shape=(2, 3))
+            assert got.shape == (2, 3) and got.dtype == numpy.float32
+        assert_eq(numpy.full_like(x, 7), numpy.full_like(a, 7), exact=True)
