@@ -86,9 +86,9 @@ def repeat(a, repeats, axis=None):
     repeated (1-D or flattened) array; along an axis of an N-D array they are
     gathered (one axis long).
     """
-    if axis is None:
+    if axis is None or a.ndim == 0:  # NumPy treats a 0-d array as 1-d here
         a = a.ravel()
-        axis = 0
+        axis = 0 if axis is None else axis
     axis = normalize_axis_index(axis, a.ndim)
     n = a.shape[axis]
     if _engine.is_distributed(repeats):

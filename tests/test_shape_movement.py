@@ -50,6 +50,14 @@ def test_broadcast_to_is_a_read_only_view(shape):
         b = numpy.broadcast_to(x, target)
         assert_eq(b, numpy.broadcast_to(a, target), exact=True)
         assert_eq(b + 1, numpy.broadcast_to(a, target) + 1, exact=True)
+        # Moved onto other layouts: only the source elements travel, then repeat locally.
+        assert_eq(b.copy(), numpy.broadcast_to(a, target), exact=True)
+        other = sp.array(ref(target, seed=1))
+        assert_eq(other + b, ref(target, seed=1) + numpy.broadcast_to(a, target), exact=True)
+        assert_eq(other[::-1] - b, ref(target, seed=1)[::-1] - numpy.broadcast_to(a, target), exact=True)
+        dst = sp.zeros(target)
+        dst[...] = b
+        assert_eq(dst, numpy.broadcast_to(a, target), exact=True)
         if b.size > x.size:
             with pytest.raises(ValueError, match="read-only"):
                 b[...] = 1
