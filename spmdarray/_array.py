@@ -483,10 +483,17 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
             data.tofile(fid, sep=sep, format=format)
 
     def copy(self, order: str = "C") -> ndarray:
-        """Copy with this array's layout.  Collective (no communication)."""
-        from ._creation import empty_like
+        """Copy with this array's layout.  Collective (no communication).
 
-        out = empty_like(self)
+        A ``broadcast_to`` view is copied into a balanced layout instead (its
+        repeated axes are not split, so its own layout would not spread them).
+        """
+        from ._creation import empty, empty_like
+
+        if _engine._broadcast_axes(self):
+            out = empty(self.shape, self.dtype, comm=self._st.ctx)
+        else:
+            out = empty_like(self)
         _engine.assign(out, self)
         return out
 

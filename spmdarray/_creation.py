@@ -142,9 +142,6 @@ def _like(a, dtype, shape, comm):
         ctx = a._st.ctx if _engine.is_distributed(a) else comm
         return _shape(shape), None, ctx
     if _engine.is_distributed(a):
-        if any(b < 0 and n > 1 for (b, _), n in zip(a._map.axes, a._map.shape)):
-            # A broadcast view: its repeated axes are not split; lay the new array out afresh.
-            return a.shape, None, a._st.ctx
         return a.shape, a._layout, a._st.ctx
     return tuple(np.shape(a)), None, comm
 

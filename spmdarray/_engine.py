@@ -219,7 +219,8 @@ def choose_layout(ctx, args, shape) -> Layout:
     """
     best = None
     for i, a in enumerate(args):
-        if isinstance(a, _ND) and a._map.shape == shape:
+        if isinstance(a, _ND) and a._map.shape == shape and not _broadcast_axes(a):
+            # (A broadcast view's repeated axes are not split: never compute there.)
             lay = a._layout
             if all(f is None for f in lay.gfixed):
                 return _between(a, args[i + 1 :], lay)
