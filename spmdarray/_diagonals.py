@@ -25,7 +25,18 @@ from ._dispatch import implements
 from ._reductions import reduce
 from ._selection import where
 
-__all__ = ["diagonal", "trace", "diag", "diagflat", "tri", "tril_indices", "triu_indices", "mask_indices"]
+__all__ = [
+    "diagonal",
+    "trace",
+    "diag",
+    "diagflat",
+    "diag_indices",
+    "fill_diagonal",
+    "tri",
+    "tril_indices",
+    "triu_indices",
+    "mask_indices",
+]
 
 
 def _diag_mask(n: int, m: int, k: int, ctx):
@@ -224,3 +235,69 @@ def mask_indices(n, mask_func, k=0, *, comm=None):
 
     a = mask_func(ones((n, n), int, comm=comm), k)
     return np.nonzero(a != 0)
+
+
+def diag_indices(n, ndim=2, *, comm=None):
+    """Indices of the main diagonal: ``ndim`` times one distributed ``arange(n)``.  Collective."""
+    from ._creation import arange
+
+    idx = arange(operator.index(n), comm=comm)
+    return (idx,) * operator.index(ndim)
+
+
+@implements(np.diag_indices_from)
+def diag_indices_from(arr):
+    """Indices of the main diagonal of an array with equal extents.  Collective."""
+    if not arr.ndim >= 2:
+        raise ValueError("input array must be at least 2-d")
+    if len(set(arr.shape)) != 1:
+        raise ValueError("All dimensions of input must be of equal length")
+    return diag_indices(arr.shape[0], arr.ndim, comm=arr._st.ctx)
+
+
+@implements(np.fill_diagonal)
+def fill_diagonal(a, val, wrap=False):
+    """Write ``val`` into the main diagonal in place (NumPy's flat-step rule).  Collective.
+
+    A mask and the values (``val`` repeated cyclically, replicated: it is one
+    diagonal long at most) are generated per block; one masked copy writes
+    them.
+    """
+    from ._creation import generate
+
+    if a.ndim < 2:
+        raise ValueError("array must be at least 2-d")
+    end = None
+    if a.ndim == 2:
+        step = a.shape[1] + 1
+        if not wrap:
+            end = a.shape[1] * a.shape[1]
+    else:
+        if len(set(a.shape)) != 1:
+            raise ValueError("All dimensions of input must be of equal length")
+        step = 1 + int(np.cumprod(a.shape[:-1]).sum())
+    vals = np.asarray(val).astype(a.dtype).reshape(-1)
+    if vals.size == 0 or a.size == 0:
+        return
+    strides = np.cumprod((1,) + a.shape[::-1])[:-1][::-1]
+
+    def flat(box, xp):
+        f = xp.zeros(tuple(hi - lo for lo, hi in box), np.int64)
+        for k, ((lo, hi), s) in enumerate(zip(box, strides)):
+            shp = [1] * len(box)
+            shp[k] = hi - lo
+            f = f + (xp.arange(lo, hi, dtype=np.int64) * int(s)).reshape(shp)
+        return f
+
+    def fill_mask(box, xp):
+        f = flat(box, xp)
+        m = f % step == 0
+        return m & (f < end) if end is not None else m
+
+    def fill_vals(box, xp):
+        return xp.asarray(vals)[(flat(box, xp) // step) % vals.size]
+
+    ctx = a._st.ctx
+    mask = generate(a.shape, bool, fill_mask, ctx)
+    src = generate(a.shape, a.dtype, fill_vals, ctx)
+    np.copyto(a, src, casting="unsafe", where=mask)

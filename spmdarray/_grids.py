@@ -15,7 +15,7 @@ import operator
 import numpy as np
 
 from ._creation import asarray, generate, linspace
-from ._diagonals import mask_indices, tri, tril_indices, triu_indices
+from ._diagonals import diag_indices, mask_indices, tri, tril_indices, triu_indices
 
 __all__ = [
     "indices",
@@ -27,6 +27,7 @@ __all__ = [
     "asfortranarray",
     "require",
     "asarray_chkfinite",
+    "diag_indices",
     "tri",
     "tril_indices",
     "triu_indices",

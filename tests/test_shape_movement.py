@@ -564,3 +564,22 @@ def test_existing_movers_on_views_and_empty_arrays(shape):
             got = like(x, dtype=numpy.float32, shape=(2, 3))
             assert got.shape == (2, 3) and got.dtype == numpy.float32
         assert_eq(numpy.full_like(x, 7), numpy.full_like(a, 7), exact=True)
+
+
+@pytest.mark.parametrize("shape", [(5, 5), (7, 3), (3, 7), (4, 4, 4), (0, 0)], ids=str)
+@pytest.mark.parametrize("val", [9, [1, 2], numpy.arange(5.0)], ids=str)
+@pytest.mark.parametrize("wrap", [False, True])
+def test_fill_diagonal_and_diag_indices(shape, val, wrap):
+    for view in (lambda t: t, lambda t: t[::-1], lambda t: t.T):
+        x, a = view(sp.array(ref(shape))), view(ref(shape))
+        numpy.fill_diagonal(x, val, wrap=wrap)
+        numpy.fill_diagonal(a, val, wrap=wrap)
+        assert_eq(x, a, exact=True)
+    if len(set(shape)) == 1:
+        for g, e in zip(numpy.diag_indices_from(sp.array(ref(shape))), numpy.diag_indices_from(ref(shape))):
+            assert_eq(g, e, exact=True)
+        for g, e in zip(sp.diag_indices(shape[0], len(shape)), numpy.diag_indices(shape[0], len(shape))):
+            assert_eq(g, e, exact=True)
+    else:
+        _same_error(numpy.diag_indices_from, sp.array(ref(shape)), ref(shape))
+    _same_error(lambda t: numpy.fill_diagonal(t, 1), sp.array(ref((3,))), ref((3,)))
