@@ -540,6 +540,15 @@ def test_ndarray_gathering_methods(tmp_path_factory):
     assert x.to_device("cpu") is x or x._st.be.name != "numpy"
     with pytest.raises(ValueError):
         x.to_device("tpu")
+    folder = x.comm.bcast(str(tmp_path_factory.mktemp("dump")) if x.comm.Get_rank() == 0 else None)
+    x.dump(folder + "/a.pkl")
+    x.T.tofile(folder + "/a.bin")
+    x.tofile(folder + "/a.txt", sep=",")
+    x.comm.Barrier()
+    with open(folder + "/a.pkl", "rb") as f:
+        assert (pickle.load(f) == a).all()
+    assert (numpy.fromfile(folder + "/a.bin", numpy.int64) == a.T.ravel()).all()
+    assert (numpy.fromfile(folder + "/a.txt", numpy.int64, sep=",") == a.ravel()).all()
 
 
 # -------------------------------------- existing movers on awkward inputs
