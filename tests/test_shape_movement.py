@@ -592,3 +592,32 @@ def test_fill_diagonal_and_diag_indices(shape, val, wrap):
     else:
         _same_error(numpy.diag_indices_from, sp.array(ref(shape)), ref(shape))
     _same_error(lambda t: numpy.fill_diagonal(t, 1), sp.array(ref((3,))), ref((3,)))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda t: numpy.repeat(t, 3),
+        lambda t: numpy.repeat(t, 2, axis=0),
+        lambda t: numpy.pad(t, 2),
+        lambda t: numpy.pad(t, 2, "edge"),
+        lambda t: numpy.tile(t, (2, 3)),
+        lambda t: numpy.append(t, 1.0),
+        lambda t: numpy.broadcast_to(t, (3, 2)),
+        lambda t: numpy.resize(t, (2, 2)),
+        lambda t: numpy.block([[t]]),
+        lambda t: t.ravel("K"),
+        lambda t: t.flatten("F"),
+        lambda t: numpy.diag(t),
+        lambda t: numpy.unstack(t),
+    ],
+)
+def test_zero_d_inputs(call):
+    a = numpy.array(2.5)
+    try:
+        want = call(a)
+    except Exception as e:
+        with pytest.raises(type(e)):
+            call(sp.array(a))
+        return
+    assert_eq(call(sp.array(a)), want, exact=True)
