@@ -273,9 +273,12 @@ def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue, 
 @implements(np.copyto)
 def copyto(dst, src, casting="same_kind", where=True):
     """Distributed ``numpy.copyto``.  Collective."""
-    src_dt = src.dtype if hasattr(src, "dtype") else np.asarray(src).dtype
-    if not np.can_cast(src_dt, dst.dtype, casting=casting) and not np.isscalar(src):
-        raise TypeError(f"Cannot cast array data from {src_dt!r} to {dst.dtype!r} according to the rule {casting!r}")
+    # NumPy's own casting check (and NEP 50 rules for Python scalars) on a 0-d probe.
+    if isinstance(src, (int, float, complex, np.generic)):
+        probe = src
+    else:
+        probe = np.zeros((), src.dtype if hasattr(src, "dtype") else np.asarray(src).dtype)
+    np.copyto(np.empty((), dst.dtype), probe, casting=casting)
     if where is True:
         _engine.assign(dst, src)
     else:

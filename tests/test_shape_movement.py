@@ -445,6 +445,26 @@ def test_copyto_casting_and_where():
     assert_eq(bd, b, exact=True)
     with pytest.raises(TypeError):
         numpy.copyto(sp.zeros(3, numpy.int32), sp.array(ref((3,))), casting="safe")
+    for dt, src, casting in [
+        (numpy.int32, 1.5, "same_kind"),
+        (numpy.int32, 3, "safe"),
+        (numpy.int8, 300, "unsafe"),
+        (numpy.int32, numpy.float64(1.5), "same_kind"),
+        (numpy.float32, numpy.arange(3.0), "safe"),
+        (numpy.int32, [1.5, 2, 3], "same_kind"),
+        (numpy.int8, 3, "no"),
+        (numpy.uint8, True, "safe"),
+    ]:
+        want = numpy.zeros(3, dt)
+        try:
+            numpy.copyto(want, src, casting=casting)
+        except Exception as e:
+            with pytest.raises(type(e)):
+                numpy.copyto(sp.zeros(3, dt), src, casting=casting)
+            continue
+        got = sp.zeros(3, dt)
+        numpy.copyto(got, src, casting=casting)
+        assert_eq(got, want, exact=True)
 
 
 # ---------------------------------------------------------- ndarray methods
