@@ -5,7 +5,9 @@
 (or drops) the elements of its own block, and the blocks are relabelled with
 new global extents from a prefix sum of the counts; one redistribution then
 rebalances the result.  ``insert``, ``append`` and ``block`` assign slabs of
-the result (see :mod:`spmdarray._joining`).
+the result (see :mod:`spmdarray._joining`); ``insert`` at sorted indices
+spreads the old blocks and the value blocks to their new positions per rank
+(:func:`place`) and merges them with one masked copy.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from ._dispatch import implements
 from ._joining import concatenate
 from ._storage import Storage
 from .comm import allgather_object
-from .decomposition import Layout, box_size
+from .decomposition import Layout, box_size, unravel
 
 __all__ = ["repeat", "delete", "insert", "append", "resize", "block", "unstack", "expand_along"]
 
@@ -34,7 +36,6 @@ def expand_along(x, axis: int, counts=None, dcounts=None):
     one all-gather of a single integer per rank).  Each rank expands its own
     block; the result is then rebalanced (one redistribution).
     """
-    from ._array import ndarray
     from ._manipulation import redistribute
 
     ctx = x._st.ctx
@@ -53,8 +54,6 @@ def expand_along(x, axis: int, counts=None, dcounts=None):
         k = lay.grid_axis_of(axis)
         sums = [0] * lay.dims[k]
         for r, (s, _) in enumerate(info):
-            from .decomposition import unravel
-
             sums[unravel(r, lay.dims)[k]] = s
         starts = np.concatenate([[0], np.cumsum(sums)]).astype(np.int64)
         ivals = tuple((int(starts[c]), int(starts[c + 1])) for c in range(lay.dims[k]))
@@ -63,17 +62,63 @@ def expand_along(x, axis: int, counts=None, dcounts=None):
         c = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
         ivals = tuple((int(c[a]), int(c[b])) for a, b in lay.intervals[axis])
         local_counts = counts[lo:hi]
+    return _relabel(xb, axis, ivals, lambda blk: be.xp.repeat(blk, be.asarray(local_counts), axis=axis))
+
+
+def _relabel(xb, axis: int, ivals, local_fn):
+    """Wrap ``local_fn(block)`` of each rank's block of ``xb`` (balanced) as the
+    blocks of a new array whose ``axis`` intervals are ``ivals``, then
+    rebalance it.  Collective (the rebalancing is one redistribution)."""
+    from ._array import ndarray
+    from ._manipulation import redistribute
+
+    ctx = xb._st.ctx
+    me = ctx.rank
+    lay = xb._layout
+    be = xb._st.be
     total = ivals[-1][1] if ivals else 0
-    shape = tuple(total if a == axis else n for a, n in enumerate(x.shape))
+    shape = tuple(total if a == axis else n for a, n in enumerate(xb.shape))
     intervals = tuple(ivals if a == axis else iv for a, iv in enumerate(lay.intervals))
     new_lay = Layout(shape, lay.dims, lay.gaxis, lay.gfixed, intervals)
     nbox = new_lay.block(me)
-    if box_size(box) and box_size(nbox):
-        loc = be.xp.repeat(xb.local, be.asarray(local_counts), axis=axis)
+    if box_size(nbox):
+        loc = local_fn(xb.local)
     else:
-        loc = be.empty(tuple(b - a for a, b in nbox), x.dtype)
-    st = Storage(ctx, new_lay, x.dtype, ghost=(0,) * x.ndim, alloc=be.xp.ascontiguousarray(loc))
+        loc = be.empty(tuple(b - a for a, b in nbox), xb.dtype)
+    st = Storage(ctx, new_lay, xb.dtype, ghost=(0,) * xb.ndim, alloc=be.xp.ascontiguousarray(loc))
     return redistribute(ndarray._new(st, None), Layout.balanced(shape, ctx.size))
+
+
+def place(x, axis: int, positions: np.ndarray, new_len: int):
+    """Array of length ``new_len`` along ``axis`` with ``x[..., i, ...]`` at
+    ``positions[i]`` (increasing); the other positions are uninitialised.
+
+    Collective.  Each rank spreads its own block; one redistribution balances.
+    """
+    from ._manipulation import redistribute
+
+    ctx = x._st.ctx
+    lay = Layout.balanced(x.shape, ctx.size)
+    xb = redistribute(x, lay)
+    p = np.concatenate([np.asarray(positions, np.int64), [new_len]])
+    iv = lay.intervals[axis]
+    ivals = tuple(
+        (0 if c == 0 else int(p[lo]), new_len if c == len(iv) - 1 else int(p[hi])) for c, (lo, hi) in enumerate(iv)
+    )
+    k = lay.grid_axis_of(axis)
+    c = unravel(ctx.rank, lay.dims)[k]
+    lo, hi = iv[c]
+    start = ivals[c][0]
+    be = x._st.be
+
+    def spread(blk):
+        shp = list(blk.shape)
+        shp[axis] = ivals[c][1] - start
+        out = be.empty(tuple(shp), blk.dtype)
+        out[(slice(None),) * axis + (be.asarray(p[lo:hi] - start),)] = blk
+        return out
+
+    return _relabel(xb, axis, ivals, spread)
 
 
 @implements(np.repeat)
@@ -203,10 +248,19 @@ def insert(arr, obj, values, axis=None):
     shape = tuple(s + numnew if k == axis else s for k, s in enumerate(arr.shape))
     vshape = tuple(numnew if k == axis else s for k, s in enumerate(arr.shape))
     vals = _b(values, vshape) if _engine.is_distributed(values) else broadcast_to_np(values, vshape)
-    new = empty(shape, arr.dtype, comm=ctx)
     old_mask = np.ones(shape[axis], bool)
     old_mask[indices] = False
     pos_old = np.flatnonzero(old_mask)
+    if (order == np.arange(numnew)).all():
+        # Sorted indices: old blocks and value blocks are each spread to their
+        # new positions per rank, then merged by one masked copy.
+        dv = empty(vshape, arr.dtype, comm=ctx)
+        _engine.assign(dv, vals)
+        new = place(arr, axis, pos_old, shape[axis])
+        mask = (~old_mask).reshape(tuple(-1 if k == axis else 1 for k in range(nd)))
+        np.copyto(new, place(dv, axis, indices, shape[axis]), casting="unsafe", where=mask)
+        return new
+    new = empty(shape, arr.dtype, comm=ctx)
     # runs of consecutive old positions
     src = 0
     i = 0
