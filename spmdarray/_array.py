@@ -386,7 +386,7 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
             raise ValueError("Changing the dtype of a 0d array is only supported if the itemsize is unchanged")
         last = self.ndim - 1
         split = lay.grid_axis_of(last) is not None and lay.intervals[last] != ((0, self.shape[-1]),)
-        if not self._map.is_identity or split or any(st.ghost):
+        if not self._map.is_identity or split or st.ghost[last]:
             raise NotImplementedError(
                 f"ndarray.view({dt}) changes the itemsize ({self.itemsize} -> {dt.itemsize}): supported only on a "
                 "base array whose last axis no rank splits; redistribute or copy first (e.g. x.copy())"

@@ -534,6 +534,10 @@ def test_ndarray_view_byteswap_fields():
     whole = numpy.asarray(col)
     assert_eq(col.view(numpy.int16), whole.view(numpy.int16), exact=True)
     assert_eq(col.view(numpy.int64), whole.view(numpy.int64), exact=True)
+    rows = sp.array(numpy.arange(60, dtype=numpy.int16).reshape(60, 1) * [1, 2, 3, 4])
+    if rows._layout.grid_axis_of(1) is None or rows._layout.dims[rows._layout.grid_axis_of(1)] == 1:
+        assert_eq(rows.view(numpy.int64), numpy.asarray(rows).view(numpy.int64), exact=True)
+        assert_eq(rows.view(numpy.int8), numpy.asarray(rows).view(numpy.int8), exact=True)
     with pytest.raises(NotImplementedError, match="itemsize"):
         sp.array(numpy.zeros((3, 40), numpy.int32)).T.view(numpy.int64)
     with pytest.raises(NotImplementedError):
