@@ -23,6 +23,9 @@ if _os.path.isfile(_os.path.join(_root, "decomposition", "layout.py")) and not _
 from . import (  # noqa: E402,F401  (they register functions)
     _advanced,
     _axes,
+    _broadcasting,
+    _diagonals,
+    _editing,
     _fft,
     _joining,
     _linalg_decomp,
@@ -30,6 +33,7 @@ from . import (  # noqa: E402,F401  (they register functions)
     _linalg_products,
     _logic,
     _numeric_misc,
+    _padding,
     _scans,
     _selection,
     _sorting,
@@ -39,11 +43,12 @@ from . import (  # noqa: E402,F401  (they register functions)
     fft,
     random,
 )
-from ._advanced import diag_indices  # noqa: E402
 from ._array import ndarray  # noqa: E402
 from ._backend import backend_info  # noqa: E402
 from ._creation import *  # noqa: E402,F401,F403
 from ._creation import __all__ as _creation_all  # noqa: E402
+from ._grids import *  # noqa: E402,F401,F403
+from ._grids import __all__ as _grids_all  # noqa: E402
 from ._logic import asarray_chkfinite, from_dlpack  # noqa: E402
 from ._namespace import *  # noqa: E402,F401,F403
 from ._namespace import __all__ as _ns_all  # noqa: E402
@@ -63,7 +68,6 @@ __all__ = [
     "comm_stats",
     "asarray_chkfinite",
     "config",
-    "diag_indices",
     "from_dlpack",
     "fft",
     "load_hdf5",
@@ -73,6 +77,7 @@ __all__ = [
     "save_hdf5",
     "set_default_comm",
     *_creation_all,
+    *_grids_all,
     *_ns_all,
     *_misc_all,
 ]

@@ -44,12 +44,9 @@ __all__ = [
     "take_along_axis",
     "put_along_axis",
     "select",
-    "diag_indices",
-    "diag_indices_from",
     "ix_",
     "unravel_index",
     "ravel_multi_index",
-    "fill_diagonal",
 ]
 
 _INTP = np.dtype(np.intp)
@@ -985,24 +982,6 @@ def select(condlist, choicelist, default=0):
     return res
 
 
-def diag_indices(n, ndim=2, *, comm=None):
-    """``ndim`` references to one distributed ``arange(n)``.  Collective (no communication)."""
-    from ._creation import arange
-
-    idx = arange(int(n), dtype=_INTP, comm=comm)
-    return (idx,) * ndim
-
-
-@implements(np.diag_indices_from)
-def diag_indices_from(arr):
-    """Indices of the main diagonal of a square N-d array (distributed aranges).  Collective."""
-    if arr.ndim < 2:
-        raise ValueError("input array must be at least 2-d")
-    if len(set(arr.shape)) != 1:
-        raise ValueError("All dimensions of input must be of equal length")
-    return diag_indices(arr.shape[0], arr.ndim, comm=arr._st.ctx)
-
-
 @implements(np.ix_)
 def ix_(*args):
     """Open mesh of 1-D index arrays (distributed ones stay distributed, as views).
@@ -1083,23 +1062,3 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
     if held:
         out.local[...] = out._st.be.asarray(np.asarray(res, _INTP).reshape(out.local.shape))
     return out
-
-
-@implements(np.fill_diagonal)
-def fill_diagonal(a, val, wrap=False):
-    """Write ``val`` (repeated) on the main diagonal, in place.  Collective."""
-    from ._creation import arange
-
-    if a.ndim < 2:
-        raise ValueError("array must be at least 2-d")
-    end = None
-    if a.ndim == 2:
-        step = a.shape[1] + 1
-        if not wrap:
-            end = a.shape[1] * a.shape[1]
-    else:
-        if len(set(a.shape)) != 1:
-            raise ValueError("All dimensions of input must be of equal length")
-        step = 1 + int(np.cumprod(a.shape[:-1]).sum())
-    stop = a.size if end is None else min(end, a.size)
-    put(a, arange(0, stop, step, dtype=_INTP, comm=a._st.ctx), val)

@@ -9,6 +9,7 @@ are seen by all of them.
 
 from __future__ import annotations
 
+import builtins
 import operator
 import warnings
 
@@ -334,20 +335,161 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         return reshape(self, shape, order=order, copy=copy)
 
     def ravel(self, order: str = "C") -> ndarray:
-        from ._manipulation import reshape
+        """Flattened array in ``order`` ('C', 'F', 'A' or 'K', as NumPy).  Collective.
 
-        return reshape(self, (-1,), order=order)
+        'A' and 'K' read the memory order a C-ordered global array would have.
+        """
+        from ._manipulation import ravel
+
+        return ravel(self, order)
 
     def flatten(self, order: str = "C") -> ndarray:
-        from ._manipulation import reshape
+        """Flattened copy in ``order`` ('C', 'F', 'A' or 'K').  Collective."""
+        from ._manipulation import ravel
 
-        return reshape(self, (-1,), order=order, copy=True)
+        out = ravel(self, order)
+        return out.copy() if out._st is self._st else out
 
-    def copy(self, order: str = "C") -> ndarray:
-        """Copy with this array's layout.  Collective (no communication)."""
+    def resize(self, *new_shape, refcheck: bool = True) -> None:
+        """Change shape and size in place; new elements are zero (C order).  Collective.
+
+        As NumPy: a view cannot be resized, and with ``refcheck`` an array
+        that other views reference raises ``ValueError`` (every rank agrees).
+        The data moves to a balanced layout of the new shape.
+        """
+        import sys
+
+        from ._creation import zeros
+        from .comm import allgather_object
+
+        if len(new_shape) == 1 and (new_shape[0] is None or isinstance(new_shape[0], (tuple, list))):
+            new_shape = () if new_shape[0] is None else tuple(new_shape[0])
+        new_shape = tuple(operator.index(n) for n in new_shape)
+        if not new_shape and not self.ndim:
+            return
+        if any(n < 0 for n in new_shape):
+            raise ValueError("negative dimensions not allowed")
+        if not self._map.is_identity:
+            raise ValueError("cannot resize this array: it does not own its data")
+        if refcheck:
+            shared = sys.getrefcount(self._st) > 2
+            if any(allgather_object(self._st.ctx, shared)):
+                raise ValueError(
+                    "cannot resize an array that references or is referenced\nby another array in this way.\n"
+                    "Use the np.resize function or refcheck=False"
+                )
+        size = int(np.prod(new_shape, dtype=np.int64))
+        flat = zeros((size,), self.dtype, comm=self._st.ctx)
+        n = min(size, self.size)
+        if n:
+            flat[:n] = self.ravel()[:n]
+        new = flat.reshape(new_shape)
+        self._st, self._map, self._lay = new._st, new._map, None
+
+    def view(self, dtype=None, type=None) -> ndarray:  # noqa: A002
+        """View of the same data, reinterpreted as ``dtype``.  Not collective.
+
+        A dtype of the same itemsize reinterprets every block.  Another
+        itemsize changes the last axis; it needs a base array (not a view)
+        whose last axis no rank splits, else ``NotImplementedError``.
+        """
+        if type is not None or (isinstance(dtype, builtins.type) and issubclass(dtype, (np.ndarray, ndarray))):
+            raise NotImplementedError("ndarray.view(type=...): spmdarray arrays have a single array type")
+        from ._storage import Storage
+
+        if dtype is None:
+            return ndarray._new(self._st, self._map)
+        dt = np.dtype(dtype)
+        st = self._st
+        if dt.itemsize == self.itemsize:
+            new = Storage(st.ctx, st.layout, dt, ghost=st.ghost, alloc=st.alloc.view(dt))
+            return ndarray._new(new, self._map)
+        lay = st.layout
+        if self.ndim == 0:
+            raise ValueError("Changing the dtype of a 0d array is only supported if the itemsize is unchanged")
+        last = self.ndim - 1
+        split = lay.grid_axis_of(last) is not None and lay.intervals[last] != ((0, self.shape[-1]),)
+        if not self._map.is_identity or split or st.ghost[last]:
+            raise NotImplementedError(
+                f"ndarray.view({dt}) changes the itemsize ({self.itemsize} -> {dt.itemsize}): supported only on a "
+                "base array whose last axis no rank splits; redistribute or copy first (e.g. x.copy())"
+            )
+        nbytes = self.shape[-1] * self.itemsize
+        if nbytes % dt.itemsize:
+            raise ValueError(
+                "When changing to a larger dtype, its size must be a divisor of the total size in bytes of the last "
+                "axis of the array."
+            )
+        m = nbytes // dt.itemsize
+        shape = self.shape[:-1] + (m,)
+        iv = lay.intervals[:-1] + ((((0, m),) if lay.intervals[last] is not None else None),)
+        new_lay = Layout(shape, lay.dims, lay.gaxis, lay.gfixed, iv)
+        new = Storage(st.ctx, new_lay, dt, ghost=st.ghost, alloc=st.alloc.view(dt))
+        return ndarray._new(new, None)
+
+    def getfield(self, dtype, offset: int = 0) -> ndarray:
+        """A field of each element as an array of ``dtype`` (per block).  Collective (no communication)."""
         from ._creation import empty_like
 
-        out = empty_like(self)
+        out = empty_like(self, dtype=dtype)
+        if self._layout.owned_size(self._st.ctx.rank):
+            out.local[...] = self.local.getfield(dtype, offset)
+        return out
+
+    def setfield(self, val, dtype, offset: int = 0) -> None:
+        """Store ``val`` into a field of each element (per block).  Collective."""
+        from ._creation import empty_like
+
+        v = empty_like(self, dtype=dtype)
+        _engine.assign(v, val)
+        if self._layout.owned_size(self._st.ctx.rank):
+            self.local.setfield(v.local, dtype, offset)
+        self._st.bump()
+
+    def tobytes(self, order: str = "C") -> bytes:
+        """The raw bytes of the whole array, on every rank.  Collective: gathers the array."""
+        return np.asarray(self).tobytes(order)
+
+    def dumps(self) -> bytes:
+        """A pickle of the whole array as a NumPy array, on every rank.  Collective: gathers the array."""
+        import pickle
+
+        return pickle.dumps(np.asarray(self), protocol=2)
+
+    def dump(self, file) -> None:
+        """Pickle the whole array (as a NumPy array) to ``file``, written by rank 0.  Collective: gathers."""
+        import pickle
+
+        data = np.asarray(self)
+        if self._st.ctx.rank == 0:
+            if isinstance(file, (str, bytes)) or hasattr(file, "__fspath__"):
+                with open(file, "wb") as f:
+                    pickle.dump(data, f, protocol=2)
+            else:
+                pickle.dump(data, file, protocol=2)
+
+    def tofile(self, fid, sep: str = "", format: str = "%s") -> None:  # noqa: A002
+        """Write the whole array to ``fid`` (NumPy's ``tofile``), written by rank 0.
+
+        Collective: gathers the array (use :func:`spmdarray.save_hdf5` for
+        parallel output of large arrays).
+        """
+        data = np.asarray(self)
+        if self._st.ctx.rank == 0:
+            data.tofile(fid, sep=sep, format=format)
+
+    def copy(self, order: str = "C") -> ndarray:
+        """Copy with this array's layout.  Collective (no communication).
+
+        A ``broadcast_to`` view is copied into a balanced layout instead (its
+        repeated axes are not split, so its own layout would not spread them).
+        """
+        from ._creation import empty, empty_like
+
+        if _engine._broadcast_axes(self):
+            out = empty(self.shape, self.dtype, comm=self._st.ctx)
+        else:
+            out = empty_like(self)
         _engine.assign(out, self)
         return out
 

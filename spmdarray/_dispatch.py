@@ -277,13 +277,26 @@ def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue, 
 @implements(np.copyto)
 def copyto(dst, src, casting="same_kind", where=True):
     """Distributed ``numpy.copyto``.  Collective."""
-    src_dt = src.dtype if hasattr(src, "dtype") else np.asarray(src).dtype
-    if not np.can_cast(src_dt, dst.dtype, casting=casting) and not np.isscalar(src):
-        raise TypeError(f"Cannot cast array data from {src_dt!r} to {dst.dtype!r} according to the rule {casting!r}")
+    # NumPy's own casting check (and NEP 50 rules for Python scalars) on a 0-d probe.
+    if isinstance(src, (int, float, complex, np.generic)):
+        probe = src
+    else:
+        probe = np.zeros((), src.dtype if hasattr(src, "dtype") else np.asarray(src).dtype)
+    np.copyto(np.empty((), dst.dtype), probe, casting=casting)
     if where is True:
         _engine.assign(dst, src)
     else:
-        _engine.elementwise(np.positive, [src], out=(dst,), where=where, casting="unsafe", dtype=dst.dtype)
+        # ``positive`` has no bool loop: bool destinations copy with ``numpy.copyto``.
+        func = _copy_into if dst.dtype == bool else np.positive
+        _engine.elementwise(func, [src], out=(dst,), where=where, casting="unsafe", dtype=dst.dtype)
+
+
+def _copy_into(src, out=None, where=True, casting="unsafe", dtype=None):
+    """``numpy.copyto(out, src, where=where)`` as an elementwise kernel (a block each)."""
+    if out is None:
+        return np.array(src, dtype=dtype)
+    np.copyto(out, src, casting="unsafe", where=where)
+    return out
 
 
 @implements(np.transpose)

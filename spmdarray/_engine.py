@@ -91,6 +91,37 @@ class _Fetch:
         return self.x._st.view_of(self.x._map, plan.need)
 
 
+def _broadcast_axes(x) -> tuple[int, ...]:
+    """Axes of a ``broadcast_to`` view that repeat one element (step 0, length > 1)."""
+    return tuple(a for a, ((b, _), n) in enumerate(zip(x._map.axes, x._map.shape)) if b < 0 and n > 1)
+
+
+def _fetch_broadcast(ctx, x, out_layout: Layout):
+    """Fetch a broadcast view: its source (length 1 along the repeated axes) is
+    fetched onto ``out_layout`` with those axes shrunk to length 1 and held by
+    every rank along them, then repeated locally.  Collective."""
+    axes = _broadcast_axes(x)
+    vm = x._map
+    small = ViewMap(vm.base_shape, vm.start, vm.axes, tuple(1 if a in axes else n for a, n in enumerate(vm.shape)))
+    gaxis, gfixed = list(out_layout.gaxis), list(out_layout.gfixed)
+    for a in axes:
+        k = out_layout.grid_axis_of(a)
+        if k is not None:
+            gaxis[k], gfixed[k] = None, None
+    lay = Layout(
+        small.shape,
+        out_layout.dims,
+        tuple(gaxis),
+        tuple(gfixed),
+        tuple(None if a in axes else iv for a, iv in enumerate(out_layout.intervals)),
+    )
+    (loc,) = fetch(ctx, [_ND._new(x._st, small)], lay)
+    block = out_layout.block(ctx.rank)
+    if loc is None or not out_layout.owned_size(ctx.rank):
+        return None
+    return x._st.be.xp.broadcast_to(loc, tuple(hi - lo for lo, hi in block))
+
+
 def fetch(ctx, items: list, out_layout: Layout) -> list:
     """Local blocks of ``items`` aligned to this rank's block of ``out_layout``.
 
@@ -103,7 +134,9 @@ def fetch(ctx, items: list, out_layout: Layout) -> list:
     rank = ctx.rank if ctx is not None else 0
     be = backend_of(ctx) if ctx is not None else None
     for i, it in enumerate(items):
-        if isinstance(it, _ND):
+        if isinstance(it, _ND) and _broadcast_axes(it):
+            out[i] = _fetch_broadcast(ctx, it, out_layout)
+        elif isinstance(it, _ND):
             st, vm = it._st, it._map
             plan = fetch_plan(st.layout, st.ghost, vm, out_layout, rank)
             if not plan.sends and not plan.recvs and plan.mode != "temp":
@@ -187,7 +220,8 @@ def choose_layout(ctx, args, shape) -> Layout:
     """
     best = None
     for i, a in enumerate(args):
-        if isinstance(a, _ND) and a._map.shape == shape:
+        if isinstance(a, _ND) and a._map.shape == shape and not _broadcast_axes(a):
+            # (A broadcast view's repeated axes are not split: never compute there.)
             lay = a._layout
             if all(f is None for f in lay.gfixed):
                 return _between(a, args[i + 1 :], lay)
@@ -426,6 +460,8 @@ def elementwise(func, args, out=None, where=True, nout: int = 1, **kwargs):
     ndarray or tuple of ndarray
         NumPy scalars when the result is 0-d and no ``out`` was given.
     """
+    for o in out or ():
+        check_writeable(o)
     if where is True and nout == 1 and not kwargs:
         res = _fast(func, args, out)
         if res is not _SLOW:
@@ -597,8 +633,15 @@ def _on_device(func, be, nout: int, kw: dict):
     return run
 
 
+def check_writeable(dst) -> None:
+    """ValueError on every rank when ``dst`` is a read-only broadcast view.  Not collective."""
+    if is_distributed(dst) and any(b < 0 and n > 1 for (b, _), n in zip(dst._map.axes, dst._map.shape)):
+        raise ValueError("assignment destination is read-only")
+
+
 def assign(dst, value) -> None:
     """``dst[...] = value`` with NumPy's broadcasting and casting.  Collective."""
+    check_writeable(dst)
     value = _as_operand(value)
     vshape = _shape_of(value)
     # NumPy drops leading length-1 axes of the value before broadcasting.

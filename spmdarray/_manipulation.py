@@ -9,7 +9,7 @@ from ._storage import Storage
 from .comm import start_exchange
 from .decomposition import Layout, box_size, unravel
 
-__all__ = ["reshape", "redistribute"]
+__all__ = ["reshape", "ravel", "redistribute"]
 
 
 def redistribute(x, layout: Layout):
@@ -42,6 +42,8 @@ def reshape(x, newshape, order="C", copy=None):
         newshape = (int(newshape),)
     if order not in ("C", "F", "A"):
         raise ValueError(f"order must be one of 'C', 'F', 'A' (got {order!r})")
+    if order == "A":
+        order = "F" if _contiguity(x) == "F" else "C"
     shape = _new_shape(x.shape, tuple(newshape), "F" if order == "F" else "C")
     if order == "F":
         return reshape(x.T, shape[::-1], "C", copy).T
@@ -59,6 +61,54 @@ def reshape(x, newshape, order="C", copy=None):
         m = m.getitem(expand)
         return ndarray._new(x._st, m)
     return _reshape_copy(x, shape)
+
+
+def _strides(x) -> list[int]:
+    """Element strides of view ``x`` over a C-ordered global base array."""
+    base = x._map.base_shape
+    c = [1] * len(base)
+    for b in range(len(base) - 2, -1, -1):
+        c[b] = c[b + 1] * base[b + 1]
+    return [0 if b < 0 else step * c[b] for b, step in x._map.axes]
+
+
+def _contiguity(x) -> str:
+    """'C', 'F' or '' as NumPy's flags would say for ``x`` over a C-ordered base."""
+    st = _strides(x)
+    big = [(n, s) for n, s in zip(x.shape, st) if n != 1]
+    if x.size == 0 or not big:
+        return "C"
+
+    def ok(items):
+        want = 1
+        for n, s in items:
+            if s != want:
+                return False
+            want *= n
+        return True
+
+    if ok(big[::-1]):
+        return "C"
+    if ok(big):
+        return "F"
+    return ""
+
+
+def ravel(x, order="C"):
+    """Flattened ``x`` in NumPy's ``order``.  Collective.
+
+    'C' and 'F' are index orders; 'A' is 'F' when ``x`` would be Fortran-
+    contiguous in NumPy (a transposed C array), and 'K' reads the axes in the
+    memory order of a C-ordered global array (as NumPy, negative steps are
+    not reversed).
+    """
+    if order not in ("C", "F", "A", "K"):
+        raise ValueError("order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+    if order == "K":
+        st = _strides(x)
+        perm = sorted(range(x.ndim), key=lambda a: -abs(st[a]))
+        return reshape(x.transpose(perm), (-1,), "C")
+    return reshape(x, (-1,), order)
 
 
 def _coord_lookup(lay: Layout, axis: int) -> np.ndarray | None:

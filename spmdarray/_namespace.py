@@ -139,6 +139,27 @@ _ARRAY_FUNCTIONS = [
     "percentile",
     "quantile",
     # end statistics
+    # shape, data movement and array creation (_broadcasting, _editing, _padding, _diagonals)
+    "append",
+    "block",
+    "broadcast_arrays",
+    "broadcast_to",
+    "delete",
+    "diag",
+    "diagflat",
+    "diagonal",
+    "insert",
+    "meshgrid",
+    "pad",
+    "permute_dims",
+    "repeat",
+    "resize",
+    "row_stack",
+    "tile",
+    "tril_indices_from",
+    "triu_indices_from",
+    "unstack",
+    # other areas
     "all",
     "trace",
     "tril",
@@ -264,29 +285,16 @@ _PASSTHROUGH = [
 
 # Creation functions NumPy has and spmdarray does not distribute yet.
 _NOT_DISTRIBUTED = {
-    "asfortranarray",
-    "diagflat",
-    "frombuffer",
-    "fromfile",
-    "fromfunction",
-    "fromiter",
-    "fromstring",
-    "geomspace",
-    "genfromtxt",
-    "indices",
-    "load",
-    "loadtxt",
-    "logspace",
-    "require",
-    "tri",
-    "vander",
-    "asarray_chkfinite",
     "asmatrix",
     "bmat",
+    "frombuffer",
+    "fromfile",
+    "fromiter",
     "fromregex",
-    "mask_indices",
-    "tril_indices",
-    "triu_indices",
+    "fromstring",
+    "genfromtxt",
+    "load",
+    "loadtxt",
 }
 
 
@@ -338,26 +346,9 @@ def _passes_through(obj) -> bool:
     return hasattr(obj, "_implementation")
 
 
-class _GridStub:
-    """``mgrid``/``ogrid`` stand-in: indexing raises NotImplementedError."""
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-
-    def __getitem__(self, key):
-        raise NotImplementedError(
-            f"spmdarray.{self._name} is not implemented yet; use numpy.{self._name} explicitly "
-            "if a replicated array is what you want"
-        )
-
-
-mgrid = _GridStub("mgrid")
-ogrid = _GridStub("ogrid")
-
 __all__ = _UFUNCS + _ARRAY_FUNCTIONS + _PASSTHROUGH
 
 globals().update({n: getattr(np, n) for n in __all__})
-__all__ += ["mgrid", "ogrid"]
 
 
 def _not_implemented(name: str):

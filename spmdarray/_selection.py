@@ -1,4 +1,4 @@
-"""``where`` (three arguments), ``count_nonzero``, ``ptp``, ``tril``/``triu`` and ``trace``,
+"""``where`` (three arguments), ``count_nonzero``, ``ptp``, ``tril``/``triu`` (``trace`` is in _diagonals),
 built from the engine's pieces (masks are generated per block, so nothing is gathered)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from . import _engine
 from ._dispatch import copyto, implements
 from ._reductions import reduce
 
-__all__ = ["where", "count_nonzero", "ptp", "tril", "triu", "trace"]
+__all__ = ["where", "count_nonzero", "ptp", "tril", "triu"]
 
 
 @implements(np.where)
@@ -89,22 +89,3 @@ def triu(m, k=0):
     """Upper triangle (elements with ``col - row >= k``); zeros elsewhere.  Collective."""
     n, c = _last2(m)
     return where(_tri_mask(n, c, int(k) - 1, m._st.ctx), np.zeros(1, m.dtype)[0], m)
-
-
-@implements(np.trace)
-def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-    """Sum along a diagonal of a 2-D array.  Collective.
-
-    The masked sum adds the diagonal in another order than NumPy, so float
-    results may differ in the last bits.  Arrays of other than two
-    dimensions raise ``NotImplementedError``.
-    """
-    if a.ndim != 2 or {axis1 % 2, axis2 % 2} != {0, 1}:
-        raise NotImplementedError("numpy.trace of arrays other than 2-D (axes 0 and 1)")
-    t = a.T if axis1 % 2 == 1 else a
-    n, c = t.shape
-    ctx = a._st.ctx
-    diag = _engine.elementwise(
-        np.logical_and, [_tri_mask(n, c, int(offset), ctx), ~_tri_mask(n, c, int(offset) - 1, ctx)]
-    )
-    return reduce("sum", where(diag, t, np.zeros(1, a.dtype)[0]), dtype=dtype, out=out)

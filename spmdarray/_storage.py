@@ -101,7 +101,7 @@ class Storage:
         if holds is not None:
             # The base array's own block, asked for by nearly every operation.
             owned, key = holds
-            self._views[key] = self.alloc if owned is None or alloc is not None else self.alloc[owned]
+            self._views[key] = self.alloc if owned is None else self.alloc[owned]
 
     def bump(self) -> None:
         """Record a collective write: every cached halo becomes stale."""
@@ -144,6 +144,9 @@ class Storage:
             arr = arr.transpose([order.index(b) for b in walked])
         if has_new:
             arr = arr[tuple(None if b < 0 else slice(None) for b, _ in vmap.axes)]
+            if arr.shape != shape:
+                # A broadcast axis (``broadcast_to``): read-only, as NumPy's.
+                arr = self.be.xp.broadcast_to(arr, shape)
         return arr
 
 
