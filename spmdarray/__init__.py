@@ -49,7 +49,8 @@ from ._creation import *  # noqa: E402,F401,F403
 from ._creation import __all__ as _creation_all  # noqa: E402
 from ._grids import *  # noqa: E402,F401,F403
 from ._grids import __all__ as _grids_all  # noqa: E402
-from ._logic import asarray_chkfinite, from_dlpack  # noqa: E402
+from ._joining import row_stack  # noqa: E402
+from ._logic import asarray_chkfinite, from_dlpack, isfortran  # noqa: E402
 from ._namespace import *  # noqa: E402,F401,F403
 from ._namespace import __all__ as _ns_all  # noqa: E402
 from ._namespace import __getattr__  # noqa: E402,F401
@@ -69,6 +70,8 @@ __all__ = [
     "asarray_chkfinite",
     "config",
     "from_dlpack",
+    "isfortran",
+    "row_stack",
     "fft",
     "load_hdf5",
     "ndarray",

@@ -16,7 +16,7 @@ from . import _engine
 from ._axes import atleast_1d, atleast_2d, atleast_3d, expand_dims
 from ._dispatch import implements
 
-__all__ = ["concatenate", "stack", "hstack", "vstack", "dstack", "column_stack"]
+__all__ = ["concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "row_stack"]
 
 
 def _shape_dtype(a):
@@ -134,3 +134,15 @@ def column_stack(tup):
             a = atleast_2d(a).T if _engine.is_distributed(a) else np.atleast_2d(np.asarray(a)).T
         cols.append(a)
     return concatenate(cols, 1)
+
+
+def row_stack(tup, *, dtype=None, casting="same_kind"):
+    """NumPy's deprecated alias of :func:`numpy.vstack`.  Collective.
+
+    ``numpy.row_stack`` does not dispatch; this warns as it does and stacks
+    through the distributed ``vstack``.
+    """
+    import warnings
+
+    warnings.warn("`row_stack` alias is deprecated. Use `np.vstack` directly.", DeprecationWarning, stacklevel=2)
+    return np.vstack(tup, dtype=dtype, casting=casting)

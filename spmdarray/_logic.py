@@ -18,7 +18,7 @@ from . import _engine
 from ._dispatch import implements
 from ._storage import Storage
 
-__all__ = ["part_view", "Flags", "flags_of", "from_dlpack", "asarray_chkfinite"]
+__all__ = ["part_view", "Flags", "flags_of", "from_dlpack", "asarray_chkfinite", "isfortran"]
 
 
 # ------------------------------------------------------------ elementwise
@@ -332,9 +332,13 @@ def flags_of(x) -> Flags:
     return Flags(c, f, m.is_identity and part is None)
 
 
-@implements(np.isfortran)
 def isfortran(a):
-    """``numpy.isfortran``: F-contiguous and not C-contiguous (see :class:`Flags`).  Not collective."""
+    """``numpy.isfortran``: F-contiguous and not C-contiguous (see :class:`Flags`).  Not collective.
+
+    NumPy arrays and other objects go to ``numpy.isfortran`` (it does not dispatch).
+    """
+    if not _engine.is_distributed(a):
+        return np.isfortran(a)
     return flags_of(a).fnc
 
 

@@ -232,6 +232,7 @@ def test_flags_and_isfortran_match_numpy():
             assert fx[k] == fa[k], (k, f(a).shape)
         assert fx.c_contiguous == fa.c_contiguous and fx.f_contiguous == fa.f_contiguous
         assert numpy.isfortran(f(x)) == numpy.isfortran(f(a))
+        assert sp.isfortran(f(x)) == numpy.isfortran(f(a))
     assert x.flags.owndata and not x[1].flags.owndata and x.flags.writeable
     with pytest.raises(AttributeError):
         x.strides  # noqa: B018

@@ -213,6 +213,7 @@ def test_unstack_block_permute_dims_row_stack():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         assert_eq(numpy.row_stack([xm, xn]), numpy.vstack([m, n]), exact=True)
+        assert_eq(sp.row_stack([xm, xn]), numpy.vstack([m, n]), exact=True)
 
 
 # ---------------------------------------------------------------------- pad
