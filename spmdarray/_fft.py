@@ -268,9 +268,9 @@ def _four_step(x, kind, axis, n, norm):
     if kind == "rfft":
         return res[: n // 2 + 1].copy()
     if kind == "irfft":
-        from ._numeric_misc import real
+        from ._logic import real
 
-        return real(res)
+        return real(res).copy()  # a real array of its own, not a view of the complex temporary
     return res
 
 
