@@ -74,7 +74,7 @@ NOTES = {
     "numpy.unique_inverse": _SORTED_SET,
     "numpy.unique_all": _SORTED_SET,
     "numpy.intersect1d": "`assume_unique=` is ignored (the answer is computed without it)",
-    "numpy.isin": "`assume_unique=` is ignored (the answer is computed without it)",
+    "numpy.isin": "`assume_unique=` and `kind=` are ignored (one sample sort of both inputs)",
     "numpy.nanquantile": "`weights=` raises NotImplementedError",
     "numpy.nanpercentile": "`weights=` raises NotImplementedError",
     "numpy.digitize": "`bins` is held whole on every rank (gathered if distributed)",
