@@ -49,10 +49,7 @@ NOTES = {
     "ndarray.item": "collective: broadcast from the owning rank",
     "ndarray.to_device": "`stream=` raises NotImplementedError",
     # scans and reductions
-    "numpy.cumulative_sum": "`include_initial=True` raises NotImplementedError",
-    "numpy.cumulative_prod": "`include_initial=True` raises NotImplementedError",
     "numpy.gradient": "scalar spacings only; coordinate arrays raise NotImplementedError",
-    "numpy.trapezoid": "uniform `dx` only; sample points `x=` raise NotImplementedError",
     "numpy.sum": _WHERE + " (also `prod`, `min`, `max`, `mean`, `var`, `std`, `any`, `all`)",
     "numpy.nanmean": _WHERE,
     "numpy.nanvar": "`where=` and `mean=` raise NotImplementedError",

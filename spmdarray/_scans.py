@@ -189,15 +189,29 @@ def gradient(f, *varargs, axis=None, edge_order=1):
 
 
 def _cumulative(ufunc, name, x, axis, dtype, out, include_initial):
-    if include_initial:
-        raise NotImplementedError(f"numpy.{name}(include_initial=True) (needs a distributed concatenate)")
     if axis is None:
         if x.ndim > 1:
             raise ValueError("For arrays which have more than one dimension ``axis`` argument is required.")
         axis = 0
     if x.ndim == 0:
         x = x.reshape(1)  # as NumPy: a 0-d input scans as one element
-    return accumulate(ufunc, x, axis=axis, dtype=_scan_dtype(x, dtype), out=out)
+    if not include_initial:
+        return accumulate(ufunc, x, axis=axis, dtype=_scan_dtype(x, dtype), out=out)
+    # The identity (0 or 1) first along ``axis``, then the scan: one distributed
+    # concatenate, which moves each rank's block at most to its neighbour.
+    from ._creation import full
+    from ._joining import concatenate
+
+    ax = normalize_axis_index(axis, x.ndim)
+    scan = accumulate(ufunc, x, axis=ax, dtype=_scan_dtype(x, dtype))
+    first = full(tuple(1 if k == ax else n for k, n in enumerate(x.shape)), ufunc.identity, scan.dtype, comm=x._st.ctx)
+    res = concatenate([first, scan], axis=ax)
+    if out is not None:
+        if out.shape != res.shape:
+            raise ValueError(f"{name}: out has shape {out.shape}, the result has shape {res.shape}")
+        out[...] = res
+        return out
+    return res
 
 
 @implements(np.cumulative_sum)
@@ -214,10 +228,17 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, out=None, include_initial=Fa
 
 @implements(np.trapezoid)
 def trapezoid(y, x=None, dx=1.0, axis=-1):
-    """Integral by the trapezoidal rule with uniform spacing ``dx``.  Collective."""
-    if x is not None:
-        raise NotImplementedError("numpy.trapezoid with sample points x=: give the spacing dx=")
+    """Integral by the trapezoidal rule, with spacing ``dx`` or sample points ``x``.  Collective."""
     axis = normalize_axis_index(axis, y.ndim)
     hi = tuple(slice(1, None) if k == axis else slice(None) for k in range(y.ndim))
     lo = tuple(slice(None, -1) if k == axis else slice(None) for k in range(y.ndim))
-    return np.add.reduce(dx * (y[hi] + y[lo]) / 2.0, axis)
+    if x is None:
+        return np.add.reduce(dx * (y[hi] + y[lo]) / 2.0, axis)
+    # Sample points: NumPy's ``d = diff(x)`` (shaped to broadcast along ``axis``
+    # when x is 1-D), then the same expression; shifted views move edge cells only.
+    if np.ndim(x) == 1:
+        d = np.diff(x)
+        d = d.reshape(tuple(-1 if k == axis else 1 for k in range(y.ndim)))
+    else:
+        d = np.diff(x, axis=axis)
+    return np.add.reduce(d * (y[hi] + y[lo]) / 2.0, axis)

@@ -216,8 +216,6 @@ def test_cumulative_sum_prod_and_trapezoid(dtype):
     assert_eq(numpy.trapezoid(x[:, 1]), numpy.trapezoid(a[:, 1]), rtol=1e-13)
     with pytest.raises(ValueError, match="``axis`` argument is required"):
         numpy.cumulative_sum(x)
-    with pytest.raises(NotImplementedError, match="include_initial"):
-        numpy.cumulative_sum(x, axis=0, include_initial=True)
 
 
 # ------------------------------------------------------------------ joining
@@ -361,3 +359,22 @@ def test_tril_triu_trace_match_numpy(shape):
     assert_eq(numpy.triu(sp.array(i), 1), numpy.triu(i, 1), exact=True)
     with pytest.raises(TypeError, match="missing 1 required positional argument"):
         numpy.tril(sp.array(1.0))
+
+
+@pytest.mark.parametrize(("shape", "ax"), [((7,), 0), ((5, 6), 1), ((5, 6), 0), ((3, 0, 4), 2)], ids=str)
+def test_cumulative_include_initial_and_trapezoid_sample_points(shape, ax):
+    # Scans and sums across ranks add partial results in another order: equal to rounding.
+    a = ref(shape)
+    x = sp.array(a)
+    for f in (numpy.cumulative_sum, numpy.cumulative_prod):
+        assert_eq(f(x, axis=ax, include_initial=True), f(a, axis=ax, include_initial=True))
+    out = sp.empty(numpy.cumulative_sum(a, axis=ax, include_initial=True).shape)
+    assert numpy.cumulative_sum(x, axis=ax, include_initial=True, out=out) is out
+    assert_eq(out, numpy.cumulative_sum(a, axis=ax, include_initial=True))
+    if shape[ax] == 0:
+        return
+    xs = numpy.cumsum(numpy.abs(ref((shape[ax],), seed=3)))
+    assert_eq(numpy.trapezoid(x, sp.array(xs), axis=ax), numpy.trapezoid(a, xs, axis=ax))
+    assert_eq(numpy.trapezoid(x, xs, axis=ax), numpy.trapezoid(a, xs, axis=ax))
+    xx = numpy.cumsum(numpy.abs(ref(shape, seed=4)), axis=ax)
+    assert_eq(numpy.trapezoid(x, sp.array(xx), axis=ax), numpy.trapezoid(a, xx, axis=ax))
