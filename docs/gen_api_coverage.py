@@ -22,8 +22,9 @@ spmdarray's registries, never by hand:
     (registered with ``implements(..., replicated=True)``), or an explicit
     conversion that returns all the data (``tolist``).
 ``no arrays``
-    NumPy's own function, correct as it is because it takes no arrays
-    (``_namespace.NO_ARRAYS``: printing options, dtype queries, ...).
+    Takes and returns no arrays: NumPy's own function, correct as it is
+    (``_namespace.NO_ARRAYS``: printing options, dtype queries, ...), or
+    random seeding and generator state.
 ``not implemented``
     Raises ``NotImplementedError`` naming the function.
 
@@ -123,18 +124,30 @@ def method_status(name: str) -> str:
     return MISSING
 
 
+#: Random functions whose result is small and identical on every rank.
+RANDOM_REPLICATED = {"bytes"}
+#: Random functions that take and return no arrays (generator state and seeding).
+RANDOM_NO_ARRAYS = {"seed", "get_state", "set_state", "default_rng", "spawn"}
+
+
+def _random_kind(name: str) -> str:
+    if name in RANDOM_REPLICATED:
+        return REPL
+    return OWN if name in RANDOM_NO_ARRAYS else DIST
+
+
 def random_status(name: str) -> str:
     mod = spmdarray.random
     obj = vars(mod).get(name)
     if obj is None or _is_stub(obj):
         return MISSING
-    return DIST
+    return _random_kind(name)
 
 
 def generator_status(name: str) -> str:
     gen = spmdarray.random.Generator
     if any(name in vars(k) for k in gen.__mro__ if k is not object):
-        return DIST
+        return _random_kind(name)
     return MISSING
 
 
@@ -188,7 +201,7 @@ def totals(data) -> str:
     n = m - c[MISSING]
     lines = [
         f"**{n} of {m} implemented ({_pct(n, m)}), {c[DIST]} distributed.** The other implemented "
-        f"names are {c[REPL]} replicated for small inputs and {c[OWN]} NumPy functions that take no "
+        f"names are {c[REPL]} replicated for small inputs and {c[OWN]} functions that take and return no "
         f"arrays; {c[MISSING]} raise `NotImplementedError`. Generated with NumPy {numpy.__version__}.",
         "",
         "| area | names | implemented | distributed | replicated | no arrays | not implemented |",
