@@ -126,6 +126,19 @@ class ViewMap:
     axes: tuple[tuple[int, int], ...]
     shape: tuple[int, ...]
     _hash: int | None = field(default=None, compare=False, repr=False)
+    _bcast: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def broadcast_axes(self) -> tuple[int, ...]:
+        """View axes that repeat one element (``broadcast_to``: no base axis, length > 1).
+
+        Computed once per map (asked for every operand of every operation).
+        """
+        b = self._bcast
+        if b is None:
+            b = tuple(v for v, ((ax, _), n) in enumerate(zip(self.axes, self.shape)) if ax < 0 and n > 1)
+            object.__setattr__(self, "_bcast", b)
+        return b
 
     def __hash__(self) -> int:
         h = self._hash

@@ -93,7 +93,7 @@ class _Fetch:
 
 def _broadcast_axes(x) -> tuple[int, ...]:
     """Axes of a ``broadcast_to`` view that repeat one element (step 0, length > 1)."""
-    return tuple(a for a, ((b, _), n) in enumerate(zip(x._map.axes, x._map.shape)) if b < 0 and n > 1)
+    return x._map.broadcast_axes
 
 
 def _fetch_broadcast(ctx, x, out_layout: Layout):
@@ -134,7 +134,7 @@ def fetch(ctx, items: list, out_layout: Layout) -> list:
     rank = ctx.rank if ctx is not None else 0
     be = backend_of(ctx) if ctx is not None else None
     for i, it in enumerate(items):
-        if isinstance(it, _ND) and _broadcast_axes(it):
+        if isinstance(it, _ND) and it._map.broadcast_axes:
             out[i] = _fetch_broadcast(ctx, it, out_layout)
         elif isinstance(it, _ND):
             st, vm = it._st, it._map
@@ -220,7 +220,7 @@ def choose_layout(ctx, args, shape) -> Layout:
     """
     best = None
     for i, a in enumerate(args):
-        if isinstance(a, _ND) and a._map.shape == shape and not _broadcast_axes(a):
+        if isinstance(a, _ND) and a._map.shape == shape and not a._map.broadcast_axes:
             # (A broadcast view's repeated axes are not split: never compute there.)
             lay = a._layout
             if all(f is None for f in lay.gfixed):
@@ -635,7 +635,7 @@ def _on_device(func, be, nout: int, kw: dict):
 
 def check_writeable(dst) -> None:
     """ValueError on every rank when ``dst`` is a read-only broadcast view.  Not collective."""
-    if is_distributed(dst) and any(b < 0 and n > 1 for (b, _), n in zip(dst._map.axes, dst._map.shape)):
+    if is_distributed(dst) and dst._map.broadcast_axes:
         raise ValueError("assignment destination is read-only")
 
 
