@@ -142,4 +142,9 @@ NOTES = {
     "random.choice": "`p` must be a NumPy array or sequence (a distributed `p` raises NotImplementedError)",
     "Generator.standard_exponential": "`method=` is accepted; both use inversion",
     "Generator.bytes": "the same bytes on every rank; not collective",
+    "numpy.loadtxt": "every rank parses the whole file (small files); the result is distributed",
+    "numpy.genfromtxt": "every rank parses the whole file; `names=`/`usemask=True` raise NotImplementedError",
+    "numpy.fromfile": "every rank reads the whole file (small files); the result is distributed",
+    "numpy.frombuffer": "a distributed copy, not a view of the buffer",
+    "numpy.fromregex": "one-field structured dtypes give that field; several fields raise NotImplementedError",
 }

@@ -56,6 +56,8 @@ from ._namespace import __all__ as _ns_all  # noqa: E402
 from ._namespace import __getattr__  # noqa: E402,F401
 from ._numeric_misc import __all__ as _misc_all  # noqa: E402
 from ._numeric_misc import bartlett, blackman, hamming, hanning, kaiser, poly, roots, vander  # noqa: E402,F401
+from ._readers import *  # noqa: E402,F401,F403
+from ._readers import __all__ as _readers_all  # noqa: E402
 from ._storage import config  # noqa: E402
 from .comm import CommStats, comm_stats, set_default_comm  # noqa: E402
 from .io import checkpoint, load_hdf5, restore, save_hdf5  # noqa: E402
@@ -81,6 +83,7 @@ __all__ = [
     "set_default_comm",
     *_creation_all,
     *_grids_all,
+    *_readers_all,
     *_ns_all,
     *_misc_all,
 ]

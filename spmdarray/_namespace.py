@@ -285,14 +285,7 @@ _PASSTHROUGH = [
 _NOT_DISTRIBUTED = {
     "asmatrix",
     "bmat",
-    "frombuffer",
-    "fromfile",
-    "fromiter",
-    "fromregex",
-    "fromstring",
-    "genfromtxt",
     "load",
-    "loadtxt",
 }
 
 
