@@ -25,6 +25,7 @@ from ._array import ndarray  # noqa: E402
 from ._backend import backend_info  # noqa: E402
 from ._creation import *  # noqa: E402,F401,F403
 from ._creation import __all__ as _creation_all  # noqa: E402
+from ._fusion import sync  # noqa: E402
 from ._namespace import *  # noqa: E402,F401,F403
 from ._namespace import __all__ as _ns_all  # noqa: E402
 from ._namespace import __getattr__  # noqa: E402,F401
@@ -46,6 +47,7 @@ __all__ = [
     "restore",
     "save_hdf5",
     "set_default_comm",
+    "sync",
     *_creation_all,
     *_ns_all,
 ]

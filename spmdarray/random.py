@@ -192,6 +192,12 @@ def _random_kernel(seed: int, draw: int, flat: np.ndarray, dtype: np.dtype) -> n
     return _unit(_bits(_stream_key(seed, draw, 0), flat), dtype)
 
 
+def _uniform_box(key: int, box: Box, shape: tuple[int, ...]) -> np.ndarray:
+    """float64 uniform values of stream ``key`` over the global ``box`` of ``shape``.  Not collective."""
+    flat = _flat_indices(box, shape)
+    return _unit(_bits(key, flat.reshape(-1)), np.dtype(np.float64)).reshape(flat.shape)
+
+
 def _normal_kernel(seed: int, draw: int, flat: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """Standard normal values by Box--Muller on lanes 0 and 1.  Not collective.
 
@@ -392,6 +398,14 @@ class Generator:
         spmdarray.ndarray or numpy scalar
         """
         dt = _float_dtype("random", dtype)
+        if size is not None and dt == np.float64:
+            from ._fusion import random_leaf
+
+            # Deferred: the draws are computed inside the kernel that uses them.
+            x = random_leaf(_stream_key(self._seed, self._draw, 0), _shape(size, "size"), comm)
+            if x is not None:
+                self._draw += 1
+                return x
         return self._sample(size, dt, lambda k, flat: _random_kernel(self._seed, k, flat, dt), comm)
 
     def uniform(self, low: float = 0.0, high: float = 1.0, size: Size = None, *, comm: Any = None):
