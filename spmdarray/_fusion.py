@@ -33,6 +33,7 @@ they travel, and the boundary strips after they arrived.
 from __future__ import annotations
 
 import os
+import sys
 import weakref
 
 import numpy as np
@@ -315,12 +316,38 @@ def flush(st: Storage, keep=None) -> None:
     refs = READERS.pop(id(st), None)
     if not refs:
         return
+    inner = _subtree(keep._s) if keep is not None and type(keep._s) is Node else set()
+    kept = []
     for r in refs:
         y = r()
-        if y is not None and y is not keep and type(y._s) is Node:
+        if y is None or type(y._s) is not Node:
+            continue
+        if y is keep:
+            kept.append(r)
+        elif id(y) in inner and sys.getrefcount(y) <= _TREE_REFS:
+            # An unnamed operand inside ``keep``'s own tree: computed inside its kernel.
+            kept.append(r)
+        else:
             _materialise(y)
-    if keep is not None and type(keep._s) is Node:
-        READERS.setdefault(id(st), []).append(weakref.ref(keep))
+    if kept:
+        READERS.setdefault(id(st), []).extend(kept)
+
+
+#: References to an unnamed deferred operand seen in :func:`flush`: its parent
+#: node's argument tuple, the local variable, and ``getrefcount``'s argument.
+_TREE_REFS = 3
+
+
+def _subtree(node: Node) -> set:
+    out: set = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        for a in n.args:
+            if type(a) is _ND and type(a._s) is Node and id(a) not in out:
+                out.add(id(a))
+                stack.append(a._s)
+    return out
 
 
 def sync() -> None:
@@ -488,7 +515,11 @@ def _run(prog: _Program, root, node: Node, dst, fresh: bool) -> None:
         _engine.fetch_finish(fetches, exchange)
     full = tuple(slice(0, n) for n in bshape)
     if overlap:
-        _compute_aliased(kern, prog, root, vals, d, arrays, gshape, origin)
+        lag = _lag(d, [vals[i] for i in arrays if _hazard(d, vals[i])]) if kern is not None else None
+        if lag is not None:
+            kern.run_lag(prog, root, vals, d, full, gshape, origin, lag)
+        else:
+            _compute_aliased(kern, prog, root, vals, d, arrays, gshape, origin)
     else:
         _compute(kern, prog, root, vals, d, full, gshape, origin)
 
@@ -522,6 +553,33 @@ def _hazard(d, v) -> bool:
         and d.dtype == v.dtype
         and d.__array_interface__["data"][0] == v.__array_interface__["data"][0]
     )
+
+
+def _lag(d, hazards):
+    """Rows a computed row must wait before it is written back, or None.
+
+    For operands with ``d``'s strides (shifted views of the same array, as in
+    a stencil) and rows ascending in memory: row ``i`` of such an operand
+    reads the memory of row ``r`` of ``d`` only if ``|(i - r) s0 + diff|`` is
+    at most the row's extent ``W``, so row ``r`` may be written once row
+    ``r + L`` is computed, with ``L`` the smallest value where
+    ``(L + 1) s0 + diff > W``.
+    """
+    if d.ndim not in (1, 2) or d.size == 0 or d.strides[0] <= 0:
+        return None
+    item = d.itemsize
+    s0 = d.strides[0] // item
+    width = sum((n - 1) * abs(s) for n, s in zip(d.shape[1:], d.strides[1:])) // item
+    base = d.__array_interface__["data"][0]
+    lag = 0
+    for v in hazards:
+        if v.strides != d.strides or v.dtype != d.dtype or v.shape != d.shape:
+            return None
+        diff = (v.__array_interface__["data"][0] - base) // item
+        lag = max(lag, (width - diff) // s0 if width - diff >= 0 else 0)
+    if lag >= d.shape[0]:
+        return None
+    return lag
 
 
 def _interior(fetches, gshape, bshape):

@@ -34,6 +34,7 @@ import importlib.util
 import os
 import sys
 import tempfile
+import weakref
 
 import numpy as np
 
@@ -113,23 +114,33 @@ def _cache_dir() -> str:
     return d
 
 
+_OFF: dict = {}
+
+
 def _flat(a: np.ndarray):
     """(1-D view of ``a``'s allocation, element offset of ``a[0, ...]``, element strides, copied).
 
     ``copied`` is True when ``a``'s allocation is not a contiguous array (then
-    the view is of a contiguous copy of ``a``).
+    the view is of a contiguous copy of ``a``).  Offsets of arrays seen again
+    (the cached views of storage) are remembered, weakly.
     """
     root = a
     while isinstance(root.base, np.ndarray):
         root = root.base
     copied = False
-    if not root.flags.c_contiguous or root.dtype != a.dtype or any(s % a.itemsize for s in a.strides):
+    item = a.itemsize
+    if not root.flags.c_contiguous or root.dtype != a.dtype or any(s % item for s in a.strides):
         root = a = np.ascontiguousarray(a)
         copied = True
-    item = a.itemsize
-    flat = root.reshape(-1)
-    off = (a.ctypes.data - root.ctypes.data) // item if a.size else 0
-    return flat, off, tuple(s // item for s in a.strides), copied
+    e = _OFF.get(id(a))
+    if e is not None and e[0]() is a:
+        off = e[1]
+    else:
+        off = (a.ctypes.data - root.ctypes.data) // item if a.size else 0
+        if len(_OFF) > 1024:
+            _OFF.clear()
+        _OFF[id(a)] = (weakref.ref(a), off)
+    return root.reshape(-1), off, tuple(s // item for s in a.strides), copied
 
 
 def _cls(s: int) -> str:
@@ -167,8 +178,10 @@ def _source(sig, nd: int, mode: str) -> str:
         else:
             params += [f"K{i}", f"o{i}", *(f"s{i}_{k}" for k in range(nd))]
             pre.append(("r", i, None))
-    if mode == "store":
+    if mode in ("store", "lag"):
         params += ["O", "oo", *(f"os_{k}" for k in range(nd))]
+    if mode == "lag":
+        params += ["R", "L"]
     lines = ["def kernel(" + ", ".join(params) + "):"]
     if mode == "sum":
         lines.append(f"    acc = {_tname(np.dtype(out_char))}(0)")
@@ -185,6 +198,10 @@ def _source(sig, nd: int, mode: str) -> str:
             if mode == "store":
                 prev = "oo" if k == 0 else f"q_{k - 1}"
                 lines.append(f"{ind}q_{k} = {prev} + i{k} * os_{k}")
+            elif mode == "lag":
+                lines.append(f"{ind}slot = (i0 % (L + 1)) * n1")
+        elif mode == "lag" and nd == 1:
+            lines.append(f"{ind}slot = i0 % (L + 1)")
 
     def at(base: str, k: int, cls: str, s: str) -> str:
         # pointer of the innermost element
@@ -201,7 +218,7 @@ def _source(sig, nd: int, mode: str) -> str:
     for kind, i, c in pre:
         base = f"o{i}" if nd <= 1 else f"p{i}_{last - 1}"
         if kind == "a":
-            body.append(f"v{i} = A{i}[{at(base, last, c, f's{i}_{last}')}]")
+            body.append(f"v{i} = A{i}[np.uint64({at(base, last, c, f's{i}_{last}')})]")
         elif kind == "r":
             body.append(f"v{i} = _u01(K{i}, {at(base, last, 's', f's{i}_{last}')})")
     body += loads
@@ -226,10 +243,36 @@ def _source(sig, nd: int, mode: str) -> str:
     val = _cast(rname, dts[tuple(root)], odt)
     if mode == "store":
         qbase = "oo" if nd <= 1 else f"q_{last - 1}"
-        body.append(f"O[{at(qbase, last, out_cls, f'os_{last}')}] = {val}")
+        body.append(f"O[np.uint64({at(qbase, last, out_cls, f'os_{last}')})] = {val}")
+    elif mode == "lag":
+        body.append(f"R[np.uint64(slot + i1)] = {val}" if nd == 2 else f"R[np.uint64(slot)] = {val}")
     else:
         body.append(f"acc += {val}")
     lines += [ind + b for b in body]
+    if mode == "lag":
+        # Row i0 - L is written back once no later row reads its old values.
+        # unsigned indices: numba then skips negative-index wrapping (and vectorises)
+        put = "O[np.uint64(q + j * os_1)] = R[np.uint64(rs + j)]" if out_cls == "s" else "O[np.uint64(q + j)] = R[np.uint64(rs + j)]"
+        if nd == 1:
+            lines += [
+                "        if i0 >= L:",
+                "            O[oo + (i0 - L) * os_0] = R[(i0 - L) % (L + 1)]",
+                "    for r in range(max(0, n0 - L), n0):",
+                "        O[oo + r * os_0] = R[r % (L + 1)]",
+            ]
+        else:
+            lines += [
+                "        if i0 >= L:",
+                "            rs = ((i0 - L) % (L + 1)) * n1",
+                "            q = oo + (i0 - L) * os_0",
+                "            for j in range(n1):",
+                f"                {put}",
+                "    for r in range(max(0, n0 - L), n0):",
+                "        rs = (r % (L + 1)) * n1",
+                "        q = oo + r * os_0",
+                "        for j in range(n1):",
+                f"            {put}",
+            ]
     if mode == "sum":
         lines.append("    return acc")
     head = (
@@ -287,6 +330,7 @@ def _args(prog, root, vals, sub, gshape, origin):
     """(signature leaves, steps, kernel arguments) for the sub-box ``sub``."""
     nd = len(sub)
     args: list = [s.stop - s.start for s in sub]
+    full = all(s.start == 0 for s in sub) and all(s.stop == n for s, n in zip(sub, vals_shape(vals, nd)))
     leaves = []
     cstr = [1] * nd
     for k in range(nd - 2, -1, -1):
@@ -294,7 +338,7 @@ def _args(prog, root, vals, sub, gshape, origin):
     for leaf, v in zip(prog.leaves, vals):
         kind = leaf[0]
         if kind == "a":
-            a = v[sub]
+            a = v if full else v[sub]
             flat, off, st, _ = _flat(a)
             args += [flat, off, *st]
             leaves.append(("a", a.dtype.char, _cls(st[-1]) if nd else "0"))
@@ -310,10 +354,18 @@ def _args(prog, root, vals, sub, gshape, origin):
     return tuple(leaves), steps, args
 
 
+def vals_shape(vals, nd: int):
+    """Block shape of the first array operand (every array operand has it)."""
+    for v in vals:
+        if isinstance(v, np.ndarray):
+            return v.shape
+    return (-1,) * nd
+
+
 def run(prog, root, vals, out, sub, gshape, origin, out_is_sub: bool = False) -> None:
     """Evaluate ``prog`` over the block sub-box ``sub`` into ``out[sub]`` (or ``out``)."""
     leaves, steps, args = _args(prog, root, vals, sub, gshape, origin)
-    o = out if out_is_sub else out[sub]
+    o = out if out_is_sub or out.shape == tuple(x.stop - x.start for x in sub) else out[sub]
     flat, off, st, copied = _flat(o)
     if copied:  # not a view of an allocation (never for spmdarray storage): through a buffer
         tmp = np.empty(o.shape, o.dtype)
@@ -323,6 +375,25 @@ def run(prog, root, vals, out, sub, gshape, origin, out_is_sub: bool = False) ->
     args += [flat, off, *st]
     sig = (leaves, steps, tuple(root), o.dtype.char, _cls(st[-1]) if o.ndim else "0")
     _call(_load(sig, len(sub), "store"), args)
+
+
+def run_lag(prog, root, vals, out, sub, gshape, origin, lag: int) -> None:
+    """Evaluate into ``out[sub]`` (1 or 2 axes) while operands read ``out``'s memory.
+
+    Each row (element, for one axis) is computed into a ring of ``lag + 1``
+    rows and written back ``lag`` rows later, once no row still to be computed
+    reads its old values (see ``spmdarray._fusion._lag``).
+    """
+    leaves, steps, args = _args(prog, root, vals, sub, gshape, origin)
+    o = out[sub]
+    flat, off, st, copied = _flat(o)
+    if copied:
+        raise ValueError("lagged evaluation needs an output inside an allocation")
+    row = o.shape[1] if o.ndim == 2 else 1
+    ring = np.empty((lag + 1) * row, o.dtype)
+    args += [flat, off, *st, ring, lag]
+    sig = (leaves, steps, tuple(root), o.dtype.char, _cls(st[-1]))
+    _call(_load(sig, len(sub), "lag"), args)
 
 
 def run_sum(prog, root, vals, sub, gshape, origin, res_dtype):

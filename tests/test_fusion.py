@@ -257,6 +257,11 @@ def test_named_value_assigned_over_its_operand(compiler):
     c[:] = avg
     ref_avg = (g0[1:-1, 1:-1] + g0[:-2, 1:-1] + g0[2:, 1:-1]) * 0.2
     g0[1:-1, 1:-1] = ref_avg
+    t = c + g[:-2, 1:-1]  # a named operand of the next assignment keeps its value too
+    t0 = g0[1:-1, 1:-1] + g0[:-2, 1:-1]
+    c[:] = t * 0.5
+    g0[1:-1, 1:-1] = t0 * 0.5
+    assert_eq(t, t0, exact=True)
     c[:] = c * 3  # writes the grid again: avg keeps its value
     g0[1:-1, 1:-1] *= 3
     assert_eq(avg, ref_avg, exact=True)
