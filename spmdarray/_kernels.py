@@ -252,7 +252,8 @@ def _source(sig, nd: int, mode: str) -> str:
     if mode == "lag":
         # Row i0 - L is written back once no later row reads its old values.
         # unsigned indices: numba then skips negative-index wrapping (and vectorises)
-        put = "O[np.uint64(q + j * os_1)] = R[np.uint64(rs + j)]" if out_cls == "s" else "O[np.uint64(q + j)] = R[np.uint64(rs + j)]"
+        dst = "q + j * os_1" if out_cls == "s" else "q + j"
+        put = f"O[np.uint64({dst})] = R[np.uint64(rs + j)]"
         if nd == 1:
             lines += [
                 "        if i0 >= L:",
