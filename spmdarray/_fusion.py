@@ -32,6 +32,7 @@ they travel, and the boundary strips after they arrived.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import weakref
@@ -39,6 +40,7 @@ import weakref
 import numpy as np
 
 from . import _engine
+from ._backend import backend_of
 from ._storage import Storage
 
 __all__ = ["Node", "settings", "sync", "record", "is_deferred"]
@@ -52,13 +54,16 @@ class _Settings:
     ``"numba"`` falls back to ``"numpy"`` when numba cannot be imported).
     ``max_ops``: a deferred tree with more operations is evaluated at once.
     ``chunk_bytes``: size of the row chunks an aliased assignment is computed in.
+    ``min_size``: operations with fewer elements run eagerly (their data
+    sits in cache, so fusing saves little, and recording costs a few
+    microseconds; ``SPMDARRAY_FUSE_MIN_SIZE``, default 16384).
     ``jit_min_size`` and ``jit_after``: a kernel is compiled for blocks of at
     least ``jit_min_size`` elements, or once the same program was evaluated
     ``jit_after`` times; before that NumPy evaluates it (compiling costs
     0.1 to 2 s per new kernel, see docs/fusion.md).
     """
 
-    __slots__ = ("enabled", "compiler", "max_ops", "chunk_bytes", "jit_min_size", "jit_after")
+    __slots__ = ("enabled", "compiler", "max_ops", "chunk_bytes", "jit_min_size", "jit_after", "min_size")
 
     def __init__(self) -> None:
         self.enabled = os.environ.get("SPMDARRAY_FUSE", "1").strip().lower() not in ("0", "off", "false", "no")
@@ -67,6 +72,7 @@ class _Settings:
         self.chunk_bytes = 1 << 18
         self.jit_min_size = int(os.environ.get("SPMDARRAY_FUSE_JIT_MIN_SIZE", 1 << 16))
         self.jit_after = int(os.environ.get("SPMDARRAY_FUSE_JIT_AFTER", 3))
+        self.min_size = int(os.environ.get("SPMDARRAY_FUSE_MIN_SIZE", 1 << 14))
 
 
 settings = _Settings()
@@ -210,9 +216,9 @@ def record(func, args, out, where, nout, kwargs):
             if type(s) is Node:
                 nops += s.nops
         kinds.append(_kind_of(a))
-    if ctx is None or not shape or any(k is None for k in kinds):
+    if ctx is None or not shape or any(k is None for k in kinds) or math.prod(shape) < settings.min_size:
         return NotImplemented
-    if _backend(ctx).is_device or _errors_raise():
+    if backend_of(ctx).is_device or _errors_raise():
         return NotImplemented
     o = None
     if out is not None:
@@ -244,12 +250,6 @@ def record(func, args, out, where, nout, kwargs):
     if nops > settings.max_ops:
         res._st  # noqa: B018 - evaluates
     return res
-
-
-def _backend(ctx):
-    from ._backend import backend_of
-
-    return backend_of(ctx)
 
 
 def _deferred(node: Node):
@@ -293,7 +293,7 @@ def random_leaf(key: int, shape, comm):
     from .decomposition import Layout
 
     ctx = context(comm, None)
-    if _backend(ctx).is_device:
+    if backend_of(ctx).is_device or math.prod(shape) < settings.min_size:
         return None
     layout = Layout.balanced(shape, ctx.size)
     node = Node(_RAND, (key,), np.dtype(np.float64), None, shape, ctx, layout, 1)
@@ -529,7 +529,7 @@ _SEEN: dict = {}
 
 def _worth_compiling(prog: _Program, bshape) -> bool:
     """Compile for large blocks, or for programs evaluated often."""
-    if int(np.prod(bshape)) >= settings.jit_min_size:
+    if math.prod(bshape) >= settings.jit_min_size:
         return True
     key = (
         tuple((lf[0], lf[1].dtype) if lf[0] != "r" else ("r",) for lf in prog.leaves),

@@ -26,6 +26,7 @@ def compiler(request, monkeypatch):
     monkeypatch.setattr(_fusion.settings, "compiler", request.param)
     monkeypatch.setattr(_fusion.settings, "jit_min_size", 0)
     monkeypatch.setattr(_fusion.settings, "jit_after", 0)
+    monkeypatch.setattr(_fusion.settings, "min_size", 0)
     if request.param == "numba" and _fusion._kernels() is None:
         pytest.skip("numba is not installed")
     return request.param
@@ -127,6 +128,7 @@ def test_fused_trees_equal_numpy_bit_for_bit(t):
     for comp in ("numba", "numpy"):
         _fusion.settings.compiler = comp
         _fusion.settings.jit_min_size = 0
+        _fusion.settings.min_size = 0
         try:
             exp, exp_err = _outcome(t, numpy)
             got, got_err = _outcome(t, sp)
@@ -140,6 +142,7 @@ def test_fused_trees_equal_numpy_bit_for_bit(t):
         finally:
             _fusion.settings.compiler = "numba"
             _fusion.settings.jit_min_size = 1 << 16
+            _fusion.settings.min_size = 1 << 14
 
 
 @pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "float32", "float64"])
@@ -320,6 +323,14 @@ def test_sync_and_size_limit(compiler, monkeypatch):
         x = x * 0.5 + k
         x0 = x0 * 0.5 + k
     assert_eq(x, x0, exact=True)
+
+
+def test_small_arrays_run_eagerly(monkeypatch):
+    monkeypatch.setattr(_fusion.settings, "min_size", 100)
+    a = sp.arange(99.0)
+    assert not deferred(a * 2)
+    b = sp.arange(100.0)
+    assert deferred(b * 2)
 
 
 def test_fusion_off_is_eager(monkeypatch):
