@@ -70,7 +70,7 @@ class _Settings:
         self.compiler = os.environ.get("SPMDARRAY_FUSE_COMPILER", "numba").strip().lower()
         self.max_ops = 48
         self.chunk_bytes = 1 << 18
-        self.jit_min_size = int(os.environ.get("SPMDARRAY_FUSE_JIT_MIN_SIZE", 1 << 16))
+        self.jit_min_size = int(os.environ.get("SPMDARRAY_FUSE_JIT_MIN_SIZE", 1 << 14))
         self.jit_after = int(os.environ.get("SPMDARRAY_FUSE_JIT_AFTER", 3))
         self.min_size = int(os.environ.get("SPMDARRAY_FUSE_MIN_SIZE", 1 << 14))
 

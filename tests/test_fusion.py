@@ -141,7 +141,7 @@ def test_fused_trees_equal_numpy_bit_for_bit(t):
             assert_eq(got, exp, exact=True)
         finally:
             _fusion.settings.compiler = "numba"
-            _fusion.settings.jit_min_size = 1 << 16
+            _fusion.settings.jit_min_size = 1 << 14
             _fusion.settings.min_size = 1 << 14
 
 
