@@ -273,10 +273,18 @@ def _deferred(node: Node):
                     if len(lst) > 32:
                         lst[:] = [r for r in lst if r() is not None and type(r()._s) is Node]
                     lst.append(ref)
+    if len(READERS) > 256:
+        for k in [k for k, lst in READERS.items() if not any(_alive(r) for r in lst)]:
+            del READERS[k]
     _PENDING.append(ref)
     if len(_PENDING) > 256:
         _PENDING[:] = [r for r in _PENDING if r() is not None and type(r()._s) is Node]
     return x
+
+
+def _alive(r) -> bool:
+    y = r()
+    return y is not None and type(y._s) is Node
 
 
 def random_leaf(key: int, shape, comm):
