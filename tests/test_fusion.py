@@ -391,3 +391,19 @@ def test_heat_like_3d_and_1d(compiler):
     v[1:-1] = (v[:-2] + v[2:]) * numpy.float32(0.5) - v[1:-1]
     v0[1:-1] = (v0[:-2] + v0[2:]) * numpy.float32(0.5) - v0[1:-1]
     assert_eq(v, v0, exact=True)
+
+
+def test_missing_compiler_falls_back_to_numpy(monkeypatch):
+    """Without numba (the import failed) deferred values are computed by NumPy, identically."""
+    monkeypatch.setattr(_fusion.settings, "min_size", 0)
+    monkeypatch.setattr(_fusion.settings, "compiler", "numba")
+    monkeypatch.setattr(_fusion, "_KERNELS", False)  # as after a failed import
+    assert _fusion._kernels() is None
+    g0 = ref((9, 7), "float64", 23)
+    g = sp.array(g0)
+    g[1:-1, 1:-1] = (g[1:-1, 1:-1] + g[:-2, 1:-1] + g[2:, 1:-1]) * 0.2
+    g0[1:-1, 1:-1] = (g0[1:-1, 1:-1] + g0[:-2, 1:-1] + g0[2:, 1:-1]) * 0.2
+    assert_eq(g, g0, exact=True)
+    i0 = ref((9, 7), "int32", 24)
+    i = sp.array(i0)
+    assert sp.sum(i > 3) == numpy.sum(i0 > 3)
