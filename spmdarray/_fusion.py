@@ -81,32 +81,32 @@ _ND = None  # the ndarray class, set by ``_array``
 _RAND = "random"  # function of a random leaf (see :func:`random_leaf`)
 _COPY = "copy"  # function of a node standing for a copy of a view
 
-#: Ufuncs the fuser records, with the dtype kinds of their loops.
+#: Ufuncs the fuser records, with the dtype kinds of their loops (``b``: bool).
 FUSABLE: dict = {
-    np.add: "?iuf",
+    np.add: "biuf",
     np.subtract: "iuf",
-    np.multiply: "?iuf",
+    np.multiply: "biuf",
     np.true_divide: "f",
     np.negative: "if",
     np.positive: "iuf",
     np.absolute: "f",
     np.square: "iuf",
     np.sqrt: "f",
-    np.less: "?iuf",
-    np.less_equal: "?iuf",
-    np.greater: "?iuf",
-    np.greater_equal: "?iuf",
-    np.equal: "?iuf",
-    np.not_equal: "?iuf",
-    np.logical_and: "?iuf",
-    np.logical_or: "?iuf",
-    np.logical_xor: "?iuf",
-    np.logical_not: "?iuf",
-    np.bitwise_and: "?iu",
-    np.bitwise_or: "?iu",
-    np.bitwise_xor: "?iu",
-    np.maximum: "?iu",
-    np.minimum: "?iu",
+    np.less: "biuf",
+    np.less_equal: "biuf",
+    np.greater: "biuf",
+    np.greater_equal: "biuf",
+    np.equal: "biuf",
+    np.not_equal: "biuf",
+    np.logical_and: "biuf",
+    np.logical_or: "biuf",
+    np.logical_xor: "biuf",
+    np.logical_not: "biuf",
+    np.bitwise_and: "biu",
+    np.bitwise_or: "biu",
+    np.bitwise_xor: "biu",
+    np.maximum: "biu",
+    np.minimum: "biu",
 }
 
 #: id(Storage) -> list of weak references to deferred arrays reading it.
@@ -176,7 +176,7 @@ def _loop(func, kinds):
             ins = lp[: func.nin]
             if any(d != ins[0] for d in ins) or any(d.kind not in ok or d.itemsize == 2 for d in ins):
                 lp = _NOLOOP
-            elif lp[-1].kind not in "?iuf" or lp[-1].itemsize == 2:
+            elif lp[-1].kind not in "biuf" or lp[-1].itemsize == 2:
                 lp = _NOLOOP
         _LOOPS[key] = lp
     return lp
@@ -761,7 +761,7 @@ def try_sum(name, x, axes, dtype, out, keepdims, initial):
         or dtype is not None
         or initial is not np._NoValue
         or len(axes) != len(node.shape)
-        or node.dtype.kind not in "?iu"
+        or node.dtype.kind not in "biu"
         or settings.compiler != "numba"
         or _kernels() is None
     ):
