@@ -157,7 +157,8 @@ def section(res: dict) -> str:
         small = o[0]
         lines += [
             "",
-            f"Per-operation overhead at {small['elements']} elements, 1 rank (`x += 2 * y`, fused): "
+            f"Per-operation overhead at {small['elements']} elements, 1 rank (`x += 2 * y`; arrays under "
+            "`min_size` run eagerly, see docs/fusion.md): "
             f"{small['added_us_per_op']:.1f} us added per operation (target < 30 us); "
             f"statement {small['spmdarray_us']:.1f} us against NumPy's {small['numpy_us']:.1f} us.",
         ]
