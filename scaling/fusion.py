@@ -139,7 +139,8 @@ def section(res: dict) -> str:
     ]
     lines = [
         f"Measured by `python -m scaling fusion` ({res['repeats']} alternating repeats, {res['machine']}, "
-        f"load average {res['load']}). Stencil at N = {size}; ratio of throughputs per repeat, median (range).",
+        f"load average {res['load']:.1f}). Stencil at N = {size}; ratio of throughputs per repeat, median (range). "
+        "The machine's two cores are shared: a 2-rank run scales only when no other process holds the second core.",
         "",
         "| ratio | measured | target |",
         "|---|---|---|",
