@@ -326,6 +326,7 @@ def test_sync_and_size_limit(compiler, monkeypatch):
 
 
 def test_small_arrays_run_eagerly(monkeypatch):
+    monkeypatch.setattr(_fusion.settings, "enabled", True)
     monkeypatch.setattr(_fusion.settings, "min_size", 100)
     a = sp.arange(99.0)
     assert not deferred(a * 2)
