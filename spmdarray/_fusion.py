@@ -196,7 +196,6 @@ def record(func, args, out, where, nout, kwargs):
     ctx = None
     shape = None
     nops = 1
-    kinds = []
     for a in args:
         if type(a) is _ND:
             s = a._s
@@ -215,8 +214,10 @@ def record(func, args, out, where, nout, kwargs):
                     return NotImplemented
             if type(s) is Node:
                 nops += s.nops
-        kinds.append(_kind_of(a))
-    if ctx is None or not shape or any(k is None for k in kinds) or math.prod(shape) < settings.min_size:
+    if ctx is None or not shape or math.prod(shape) < settings.min_size:
+        return NotImplemented
+    kinds = [_kind_of(a) for a in args]
+    if any(k is None for k in kinds):
         return NotImplemented
     if backend_of(ctx).is_device or _errors_raise():
         return NotImplemented
