@@ -513,8 +513,14 @@ def _run(prog: _Program, root, node: Node, dst, fresh: bool) -> None:
     gshape = dst.shape
     origin = tuple(lo for lo, _ in block)
     if exchange is not None:
-        inner = _interior(fetches, gshape, bshape) if not overlap else None
-        if inner is not None:
+        inner = _interior(fetches, gshape, bshape)
+        if inner is not None and overlap:
+            hazards = [vals[i] for i in arrays if _hazard(d, vals[i])]
+            if kern is not None and _overlap_aliased(
+                kern, prog, root, vals, d, hazards, inner, gshape, origin, fetches, exchange
+            ):
+                return
+        elif inner is not None:
             sub = tuple(slice(a, b) for a, b in inner)
             _compute(kern, prog, root, vals, d, sub, gshape, origin)
             _engine.fetch_finish(fetches, exchange)
@@ -531,6 +537,45 @@ def _run(prog: _Program, root, node: Node, dst, fresh: bool) -> None:
             _compute_aliased(kern, prog, root, vals, d, arrays, gshape, origin)
     else:
         _compute(kern, prog, root, vals, d, full, gshape, origin)
+
+
+def _overlap_aliased(kern, prog, root, vals, d, hazards, inner, gshape, origin, fetches, exchange) -> bool:
+    """An in-place stencil with its halos in flight (2-D blocks, halos along rows only).
+
+    The ``h`` interior rows next to each boundary strip (``h``: how far the
+    operands reach) are computed first into buffers, the rest of the interior
+    in place through the row ring; after the wait the strips are computed
+    into buffers too, reading old values, and every buffer is written back.
+    Returns False (having done nothing) when the case does not apply.
+    """
+    lag = _lag(d, hazards)
+    if lag is None or d.ndim != 2 or inner[1] != (0, d.shape[1]):
+        return False
+    item, s0 = d.itemsize, d.strides[0] // d.itemsize
+    width = (d.shape[1] - 1) * abs(d.strides[1]) // item
+    base = d.__array_interface__["data"][0]
+    h = max(-(-(abs(v.__array_interface__["data"][0] - base) // item + width) // s0) for v in hazards)
+    a, b = inner[0]
+    if b - a <= 2 * h:
+        return False
+    cols = slice(0, d.shape[1])
+    held = []
+
+    def hold(lo: int, hi: int) -> None:
+        if hi > lo:
+            tmp = np.empty((hi - lo, d.shape[1]), d.dtype)
+            _compute_into(kern, prog, root, vals, tmp, (slice(lo, hi), cols), gshape, origin)
+            held.append((lo, hi, tmp))
+
+    hold(a, a + h)
+    hold(b - h, b)
+    kern.run_lag(prog, root, vals, d, (slice(a + h, b - h), cols), gshape, origin, lag)
+    _engine.fetch_finish(fetches, exchange)
+    hold(0, a)
+    hold(b, d.shape[0])
+    for lo, hi, tmp in held:
+        d[lo:hi] = tmp
+    return True
 
 
 _SEEN: dict = {}
