@@ -398,7 +398,7 @@ class Generator:
         spmdarray.ndarray or numpy scalar
         """
         dt = _float_dtype("random", dtype)
-        if size is not None and dt == np.float64:
+        if size is not None and dt == np.float64 and type(self)._materialise is Generator._materialise:
             from ._fusion import random_leaf
 
             # Deferred: the draws are computed inside the kernel that uses them.
