@@ -650,6 +650,9 @@ def _interior(fetches, gshape, bshape):
         if vm.shape != gshape:
             return None
         own = st.layout.block(st.ctx.rank)
+        walked = {b for b, _ in vm.axes}
+        if any(not own[b][0] <= vm.start[b] < own[b][1] for b in range(len(own)) if b not in walked):
+            return None  # an integer-indexed axis at a ghost position: every cell reads ghosts
         for k, ((b, step), (nlo, _)) in enumerate(zip(vm.axes, plan.need)):
             if b < 0:
                 continue

@@ -432,3 +432,12 @@ def test_jacobi_overlaps_halos_with_the_interior(compiler, shape, monkeypatch):
     assert_eq(g, g0, exact=True)
     if compiler == "numba" and g.layout.dims == (sp.empty(0).comm.Get_size(), 1) and g.layout.dims[0] > 1:
         assert any(used)
+
+
+def test_integer_indexed_views_read_their_ghost_row(compiler):
+    """``x[k]`` whose row sits in another rank's ghost frame: no interior before the wait."""
+    a0, b0 = ref((6, 6), "float64", 26), ref((6,), "float64", 27)
+    x, y = sp.array(a0), sp.array(b0)
+    for k in range(6):
+        assert_eq(x[k] * y, a0[k] * b0, exact=True)
+        assert_eq((x[k] + 1.0) * y - x[:, k], (a0[k] + 1.0) * b0 - a0[:, k], exact=True)
