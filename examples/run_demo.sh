@@ -6,7 +6,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # Same venv as tests/run_all.sh (no pip in .venv means a missing or half-made venv).
 [ -x .venv/bin/pip ] || python3 -m venv --clear .venv
-.venv/bin/python -m pip install -q -e ".[test,mpich]" ruff
+.venv/bin/python -m pip install -q -e ".[test,mpich,fuse]" ruff
 export PATH="$PWD/.venv/bin:$PATH"  # python and mpiexec (mpich wheel) from the venv
 
 ranks=${RANKS:-4}

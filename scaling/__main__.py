@@ -4,6 +4,7 @@
 
     python -m scaling run stencil --ranks 1,2,4 --mode weak --size 1000
     python -m scaling overhead
+    python -m scaling fusion                   # fused-evaluation targets, docs section
     python -m scaling all                      # everything, then the docs and plots
     python -m scaling report                   # docs and plots again from the CSV
 """
@@ -151,12 +152,18 @@ def main(argv: list[str] | None = None) -> None:
     rp.set_defaults(func=cmd_report)
 
     sub.add_parser("overhead", help="per-operation overhead at 1 rank (options: python -m scaling.overhead -h)")
+    sub.add_parser("fusion", help="fused-evaluation targets in one run (options: python -m scaling.fusion -h)")
 
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["overhead"]:
         from . import overhead
 
         overhead.main(argv[1:])
+        return
+    if argv[:1] == ["fusion"]:
+        from . import fusion
+
+        fusion.main(argv[1:])
         return
     a = p.parse_args(argv)
     a.func(a)

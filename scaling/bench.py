@@ -20,7 +20,7 @@ import resource
 import sys
 import time
 
-IMPLS = ("numpy", "spmdarray", "mpi4py", "dask")
+IMPLS = ("numpy", "spmdarray", "mpi4py", "baseline", "dask")
 
 
 def _peak_rss_mib() -> float:
@@ -31,7 +31,7 @@ def _versions(impl: str) -> dict[str, str]:
     import numpy
 
     v = {"python": platform.python_version(), "numpy": numpy.__version__}
-    if impl in ("spmdarray", "mpi4py"):
+    if impl in ("spmdarray", "mpi4py", "baseline"):
         import mpi4py
         from mpi4py import MPI
 
@@ -112,10 +112,13 @@ def run(workload: str, impl: str, dims: tuple[int, ...], iters: int, warmup: int
             base = state["grid"] if workload == "stencil" else state["u"]
             lay = base.layout
             minimum = halo_min_bytes([lay.block(r) for r in range(lay.nprocs)], base.shape)
-    elif impl == "mpi4py":
+    elif impl in ("mpi4py", "baseline"):
         from mpi4py import MPI
 
-        from .handwritten import IMPLS as HAND
+        if impl == "baseline":
+            from .baselines import IMPLS as HAND
+        else:
+            from .handwritten import IMPLS as HAND
 
         comm = MPI.COMM_WORLD
         hw = HAND[workload]

@@ -22,7 +22,7 @@ from .machine import describe
 from .workloads import WORKLOADS
 
 ROOT = Path(__file__).resolve().parent.parent
-MPI_IMPLS = ("spmdarray", "mpi4py")
+MPI_IMPLS = ("spmdarray", "mpi4py", "baseline")
 FIELDS = [
     "suite", "workload", "impl", "mode", "size", "dims", "ranks", "repeat", "iters",
     "s_per_iter", "throughput", "unit", "throughput_per_rank",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -218,5 +219,17 @@ def render(rows: list[dict], overhead: list[dict], pngs: list[Path], docs_dir: P
         machine=machine, versions="\n".join(f"- {v}" for v in versions), repeats=repeats,
         closing=closing(rows, overhead), ratios=ratio_table(rows, has_dask), overhead=overhead_table(overhead),
         memory=memory_table(rows), comm=comm_table(rows), absolute=absolute_table(rows), plots=imgs,
-        peer_notes=peer_notes,
+        peer_notes=peer_notes, fusion=fusion_block(),
     )  # fmt: skip
+
+
+def fusion_block() -> str:
+    """The fused-evaluation section from ``scaling/results/fusion.json`` (``python -m scaling fusion``)."""
+    from . import fusion
+
+    path = fusion.RESULTS / "fusion.json"
+    if not path.exists():
+        body = "Not measured in this run: see `python -m scaling fusion`.\n"
+    else:
+        body = fusion.section(json.loads(path.read_text()))
+    return f"{fusion.BEGIN}\n{body}{fusion.END}"

@@ -47,6 +47,7 @@ from ._array import ndarray  # noqa: E402
 from ._backend import backend_info  # noqa: E402
 from ._creation import *  # noqa: E402,F401,F403
 from ._creation import __all__ as _creation_all  # noqa: E402
+from ._fusion import sync  # noqa: E402
 from ._grids import *  # noqa: E402,F401,F403
 from ._grids import __all__ as _grids_all  # noqa: E402
 from ._joining import row_stack  # noqa: E402
@@ -81,6 +82,7 @@ __all__ = [
     "restore",
     "save_hdf5",
     "set_default_comm",
+    "sync",
     *_creation_all,
     *_grids_all,
     *_readers_all,

@@ -15,8 +15,9 @@ import warnings
 
 import numpy as np
 
-from . import _engine
+from . import _engine, _fusion
 from ._operators import OperatorsMixin, calibrate
+from ._storage import Storage
 from .decomposition import Layout, ViewMap, normalize_key, view_layout
 
 __all__ = ["ndarray"]
@@ -31,7 +32,9 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
     of the array's communicator must call it in the same order.
     """
 
-    __slots__ = ("_st", "_map", "_lay", "__weakref__")
+    # ``_s`` holds the Storage, or, for a deferred result, the ``_fusion.Node``
+    # that computes it: every access through ``_st`` evaluates it first.
+    __slots__ = ("_s", "_map", "_lay", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, *args, **kwargs) -> None:
@@ -43,14 +46,31 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
     @classmethod
     def _new(cls, storage, vmap: ViewMap | None) -> ndarray:
         self = object.__new__(cls)
-        self._st = storage
+        self._s = storage
         self._map = vmap if vmap is not None else ViewMap.identity(storage.layout.shape)
         self._lay = None
         return self
 
     @staticmethod
     def _elidable(a) -> bool:
-        return type(a) is ndarray and a._map.is_identity
+        return type(a) is ndarray and type(a._s) is Storage and a._map.is_identity
+
+    @property
+    def _st(self) -> Storage:
+        """The storage; a deferred value (or one a deferred value reads) is evaluated first."""
+        s = self._s
+        if type(s) is not Storage or _fusion.READERS:
+            s = _fusion.storage(self)
+        return s
+
+    @_st.setter
+    def _st(self, storage: Storage) -> None:
+        self._s = storage
+
+    def _view_st(self) -> Storage:
+        # The storage for making a view: reading it needs no evaluation of others.
+        s = self._s
+        return s if type(s) is Storage else self._st
 
     # ------------------------------------------------------------ metadata
     @property
@@ -68,11 +88,11 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
 
     @property
     def dtype(self) -> np.dtype:
-        return self._st.dtype
+        return self._s.dtype
 
     @property
     def itemsize(self) -> int:
-        return self._st.dtype.itemsize
+        return self._s.dtype.itemsize
 
     @property
     def nbytes(self) -> int:
@@ -82,7 +102,7 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
     def _layout(self) -> Layout:
         lay = self._lay
         if lay is None:
-            lay = self._lay = view_layout(self._st.layout, self._map)
+            lay = self._lay = view_layout(self._view_st().layout, self._map)
         return lay
 
     @property
@@ -151,7 +171,7 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
             from ._advanced import getitem
 
             return getitem(self, key)
-        view = ndarray._new(self._st, self._map.getitem(key))
+        view = ndarray._new(self._view_st(), self._map.getitem(key))
         if view.ndim == 0 and not ell and all(k is not None for k in key):
             return view._scalar()
         return view
@@ -164,7 +184,7 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
             from ._advanced import setitem
 
             return setitem(self, key, value)
-        view = ndarray._new(self._st, self._map.getitem(key))
+        view = ndarray._new(self._view_st(), self._map.getitem(key))
         if view.ndim == 0 and not ell and all(k is not None for k in key):
             # One element (NumPy's scalar assignment): the value must be 0-d too.
             if (value.ndim if hasattr(value, "ndim") else np.ndim(value)) > 0:
@@ -301,7 +321,7 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
             perm = tuple(reversed(range(self.ndim)))
         else:
             perm = _perm(axes, self.ndim)
-        return ndarray._new(self._st, self._map.transpose(perm))
+        return ndarray._new(self._view_st(), self._map.transpose(perm))
 
     def swapaxes(self, axis1: int, axis2: int) -> ndarray:
         """View with two axes interchanged.  Not collective."""
@@ -740,4 +760,5 @@ def _red(name, x, axis, dtype, out, keepdims, **kw):
 
 
 _engine._ND = ndarray
+_fusion._ND = ndarray
 calibrate(ndarray)

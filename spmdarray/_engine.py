@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _fusion
 from ._backend import backend_of
 from ._storage import Storage
 from .comm import bcast_array, start_exchange
 from .decomposition import Layout, ViewMap, fetch_plan, view_layout
 
-__all__ = ["elementwise", "fetch", "assign", "is_distributed", "context_of"]
+__all__ = ["elementwise", "fetch", "fetch_start", "fetch_finish", "assign", "is_distributed", "context_of"]
 
 
 _ND: type | None = None  # set by ``_array`` once the class exists
@@ -129,6 +130,20 @@ def fetch(ctx, items: list, out_layout: Layout) -> list:
     Distributed items are fetched through plans (halo or redistribution);
     NumPy arrays are sliced locally; scalars pass through unchanged.
     """
+    out, fetches, exchange = fetch_start(ctx, items, out_layout)
+    fetch_finish(fetches, exchange)
+    return out
+
+
+def fetch_start(ctx, items: list, out_layout: Layout):
+    """:func:`fetch` with the messages left in flight: ``(blocks, fetches, exchange)``.
+
+    The blocks are already the views the operation reads, but cells that
+    arrive by message (ghost frames, redistribution buffers) are valid only
+    after :func:`fetch_finish`.  ``fetches`` are the pending operands
+    (``.x``: the operand, ``.plan``: its fetch plan); ``exchange`` is None
+    when no message was posted.
+    """
     out: list = [None] * len(items)
     pending = []
     rank = ctx.rank if ctx is not None else 0
@@ -152,27 +167,33 @@ def fetch(ctx, items: list, out_layout: Layout) -> list:
             out[i] = it[()]  # 0-d: a NumPy scalar, which device kernels take
         else:
             out[i] = it
-    if pending:
-        sends: list = []
-        recvs: list = []
-        fetches: dict = {}
-        for i in pending:
-            it = items[i]
-            k = (id(it._st), it._map)
-            if k not in fetches:
-                fetches[k] = _Fetch(it, out_layout, sends, recvs)
-        if sends or recvs:
-            start_exchange(ctx, sends, recvs).wait()
-        for f in fetches.values():
-            # Ghost cells filled by this plan stay valid until the base is
-            # written.  Only messages into ghost frames are ever skipped, and
-            # every rank makes the same decision because writes are collective.
-            st = f.x._st
-            st.halo_valid[f.key] = st.version
-        for i in pending:
-            it = items[i]
-            out[i] = fetches[(id(it._st), it._map)].result()
-    return out
+    if not pending:
+        return out, [], None
+    sends: list = []
+    recvs: list = []
+    fetches: dict = {}
+    for i in pending:
+        it = items[i]
+        k = (id(it._st), it._map)
+        if k not in fetches:
+            fetches[k] = _Fetch(it, out_layout, sends, recvs)
+    exchange = start_exchange(ctx, sends, recvs) if sends or recvs else None
+    for i in pending:
+        it = items[i]
+        out[i] = fetches[(id(it._st), it._map)].result()
+    return out, list(fetches.values()), exchange
+
+
+def fetch_finish(fetches: list, exchange) -> None:
+    """Complete a :func:`fetch_start`: wait for its messages.  Not collective."""
+    if exchange is not None:
+        exchange.wait()
+    for f in fetches:
+        # Ghost cells filled by this plan stay valid until the base is
+        # written.  Only messages into ghost frames are ever skipped, and
+        # every rank makes the same decision because writes are collective.
+        st = f.x._st
+        st.halo_valid[f.key] = st.version
 
 
 def _slice_replicated(arr: np.ndarray, shape, block):
@@ -234,7 +255,7 @@ def _between(first, rest, lay: Layout) -> Layout:
     vm = first._map
     lo = hi = None
     for b in rest:
-        if isinstance(b, _ND) and b._st is first._st and b._map.axes == vm.axes and b._map.shape == vm.shape:
+        if isinstance(b, _ND) and b._s is first._s and b._map.axes == vm.axes and b._map.shape == vm.shape:
             if lo is None:
                 lo, hi = list(vm.start), list(vm.start)
             for k, s in enumerate(b._map.start):
@@ -247,7 +268,7 @@ def _between(first, rest, lay: Layout) -> Layout:
     )
     if mid == vm.start:
         return lay
-    return view_layout(first._st.layout, ViewMap(vm.base_shape, mid, vm.axes, vm.shape))
+    return view_layout(first._s.layout, ViewMap(vm.base_shape, mid, vm.axes, vm.shape))
 
 
 def _shape_txt(s) -> str:
@@ -462,6 +483,10 @@ def elementwise(func, args, out=None, where=True, nout: int = 1, **kwargs):
     """
     for o in out or ():
         check_writeable(o)
+    if _fusion.settings.enabled and func in _fusion.FUSABLE:
+        res = _fusion.record(func, args, out, where, nout, kwargs)
+        if res is not NotImplemented:
+            return res
     if where is True and nout == 1 and not kwargs:
         res = _fast(func, args, out)
         if res is not _SLOW:
@@ -642,6 +667,8 @@ def check_writeable(dst) -> None:
 def assign(dst, value) -> None:
     """``dst[...] = value`` with NumPy's broadcasting and casting.  Collective."""
     check_writeable(dst)
+    if type(value) is _ND and type(value._s) is _fusion.Node and _fusion.assign(dst, value):
+        return
     value = _as_operand(value)
     vshape = _shape_of(value)
     # NumPy drops leading length-1 axes of the value before broadcasting.

@@ -94,7 +94,7 @@ def _maybe_reuse(ufunc, a, b, args):
     if a.ndim == 0 or any(f is not None for f in a._layout.gfixed):
         return None
     if _engine.is_distributed(b):
-        if b.shape != a.shape or b._st is a._st:
+        if b.shape != a.shape or b._s is a._s:
             return None
     elif isinstance(b, (np.ndarray, np.generic)):
         if np.ndim(b) > a.ndim or (np.ndim(b) and np.broadcast_shapes(np.shape(b), a.shape) != a.shape):

@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from . import _engine
+from . import _engine, _fusion
 from ._backend import backend_of
 from ._storage import Storage, config
 from .comm import allgather_blocks, reduce_bcast
@@ -220,6 +220,10 @@ def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, ini
     if where is not True:
         raise NotImplementedError(f"{name}(where=...) is not implemented in spmdarray yet")
     axes = normalize_axes(axis, x.ndim)
+    if _fusion.is_deferred(x):
+        r = _fusion.try_sum(name, x, axes, dtype, out, keepdims, initial)
+        if r is not None:
+            return r
     ctx = x._st.ctx
     npfn = getattr(np, name)
     kw: dict = {}

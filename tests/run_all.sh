@@ -18,7 +18,7 @@ fail() { printf '\nrun_all.sh: FAILED: %s\n' "$*" >&2; exit 1; }
 banner "setup: .venv"
 # No pip in .venv means a missing or half-made venv: (re)make it.
 [ -x .venv/bin/pip ] || python3 -m venv --clear .venv || fail "setup: python3 -m venv .venv"
-.venv/bin/python -m pip install -q -e ".[test,mpich,hdf5]" ruff || fail "setup: pip install"
+.venv/bin/python -m pip install -q -e ".[test,mpich,hdf5,fuse]" ruff || fail "setup: pip install"
 export PATH="$PWD/.venv/bin:$PATH"  # python, ruff and mpiexec (mpich wheel) from the venv
 
 banner "ruff check ."

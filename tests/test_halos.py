@@ -71,13 +71,16 @@ def test_halos_not_resent_until_written():
     center, north = grid[1:-1, 1:-1], grid[:-2, 1:-1]
     with sp.comm_stats() as first:
         a = center + north
+        sp.sync()  # deferred (fused) operations exchange halos when evaluated
     with sp.comm_stats() as again:
         b = center + north
+        sp.sync()
     assert again.bytes_sent == 0 and again.messages_sent == 0
     assert_eq(a, numpy.asarray(b), exact=True)
     center[:] = 1.0  # a write: halos are stale now
     with sp.comm_stats() as after:
         c = center + north
+        sp.sync()
     assert after.bytes_sent == first.bytes_sent
     ref = numpy.arange(144.0).reshape(12, 12)
     ref[1:-1, 1:-1] = 1.0
@@ -210,8 +213,11 @@ def test_stencil_never_allocates_more_than_a_block(monkeypatch):
     for _ in range(3):
         average = (center + north + east + west + south) * 0.2
         center[:] = average
-    assert sizes, "the loop allocated no temporaries at all"
-    assert max(sizes) <= grid._st.alloc.size
+    from spmdarray import _fusion
+
+    fused = _fusion.settings.enabled and n * n >= _fusion.settings.min_size  # fused: no temporaries at all
+    assert sizes or fused, "the loop allocated no temporaries at all"
+    assert max(sizes, default=0) <= grid._st.alloc.size
     biggest = MPI.COMM_WORLD.allreduce(grid._st.alloc.size, op=MPI.MAX)
     if size > 1:
         assert biggest < (n + 2) ** 2
@@ -259,6 +265,6 @@ def test_a_chain_of_operations_allocates_one_temporary(monkeypatch):
 
     monkeypatch.setattr(_storage.Storage, "__init__", recording)
     c = (a + b + a + b) * 0.2
-    assert len(made) == 1
+    assert len(made) <= 1  # deferred evaluation (spmdarray._fusion) allocates nothing yet
     ref = numpy.arange(30.0).reshape(5, 6)
     assert_eq(c, (ref + 1 + ref + 1) * 0.2, exact=True)

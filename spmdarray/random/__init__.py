@@ -53,7 +53,16 @@ from numpy.random import MT19937, PCG64, PCG64DXSM, SFC64, BitGenerator, Philox,
 
 from . import _legacy
 from ._choice import SMALL_POPULATION
-from ._counter import _bits, _flat_indices, _integers_kernel, _mix64, _normal_kernel, _random_kernel, _stream_key
+from ._counter import (
+    _bits,
+    _flat_indices,
+    _integers_kernel,
+    _mix64,
+    _normal_kernel,
+    _random_kernel,
+    _stream_key,
+    _uniform_box,  # noqa: F401  (the deferred draws of spmdarray._fusion)
+)
 from ._generator import CounterState, Generator, _SerialGenerator
 from ._legacy import (
     RandomState,

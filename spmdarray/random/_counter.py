@@ -182,6 +182,16 @@ def _fold(seed: int, words: tuple[int, ...]) -> int:
     return h
 
 
+def _uniform_box(key: int, box: Box, shape: tuple[int, ...]) -> np.ndarray:
+    """float64 uniform values of stream ``key`` over the global ``box`` of ``shape``.  Not collective.
+
+    The deferred ``Generator.random`` draws (``spmdarray._fusion.random_leaf``)
+    are evaluated with this: the same values as :meth:`Stream.uniform` (lane 0).
+    """
+    flat = _flat_indices(box, shape)
+    return _unit(_bits(key, flat.reshape(-1)), np.dtype(np.float64)).reshape(flat.shape)
+
+
 class Stream:
     """The variates of one draw for a set of elements.  Not collective.
 

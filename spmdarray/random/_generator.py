@@ -325,6 +325,15 @@ class Generator:
         spmdarray.ndarray or numpy scalar
         """
         dt = _float_dtype("random", dtype)
+        if size is not None and out is None and dt == np.float64 and type(self)._materialise is Generator._materialise:
+            from .._fusion import random_leaf
+
+            # Deferred: the draws are computed inside the kernel that uses them
+            # (None when fusion is off or the array is small: drawn now).
+            x = random_leaf(_fold(self._seed, (self._draw, 0)), _shape(size, "size"), comm)
+            if x is not None:
+                self._next()
+                return x
         return self._run(lambda st: _unit(st.bits(0), dt), [], size, dt, comm, out)
 
     def uniform(self, low: Any = 0.0, high: Any = 1.0, size: Size = None, *, comm: Any = None):
