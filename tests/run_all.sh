@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The one test command: lint, the whole suite serially, then the same suite under
-# mpiexec at 2, 3 and 4 ranks (tests/decomposition is pure math: serial only), then
+# mpiexec at 2, 3 and 4 ranks (tests/decomposition is pure math: serial only), at 2 ranks
+# with every elementwise chain fused, then
 # on the emulated device backend at 1 and 2 ranks, the examples, and last the HDF5
 # I/O tests on the parallel-HDF5 path (.venv-phdf5: h5py built against Debian's
 # MPI-enabled HDF5; made by .ci/phdf5.sh, skipped without it unless CI=true).
