@@ -61,7 +61,7 @@ from ._counter import (
     _normal_kernel,
     _random_kernel,
     _stream_key,
-    _uniform_box,  # noqa: F401  (the deferred draws of spmdarray._fusion)
+    _uniform_box,
 )
 from ._generator import CounterState, Generator, _SerialGenerator
 from ._legacy import (
@@ -112,6 +112,7 @@ _PRIVATE = (
     _normal_kernel,
     _random_kernel,
     _stream_key,
+    _uniform_box,  # the deferred draws of spmdarray._fusion
     _SerialGenerator,
 )
 
