@@ -1,7 +1,7 @@
 """The Array API ``fft`` extension: forwards to ``spmdarray.fft``.
 
-Each function calls ``spmdarray.fft.<name>`` when called; one spmdarray
-does not implement yet raises ``NotImplementedError`` naming it.
+Each function calls ``spmdarray.fft.<name>`` (distributed, pencil
+decomposition; see docs/fft.md) when called.
 ``fftfreq``/``rfftfreq`` take the standard's ``dtype=`` and ``device=``.
 """
 
