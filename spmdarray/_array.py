@@ -57,9 +57,10 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
 
     @property
     def _st(self) -> Storage:
-        """The storage; a deferred value (or one a deferred value reads) is evaluated first."""
+        """The storage; a deferred value (or one a deferred value reads) is evaluated first,
+        and messages still in flight from or into it are completed.  Not collective."""
         s = self._s
-        if type(s) is not Storage or _fusion.READERS:
+        if type(s) is not Storage or _fusion.READERS or s.flights:
             s = _fusion.storage(self)
         return s
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import _fusion
 from ._backend import backend_of
+from ._flights import Flight
 from ._storage import Storage
 from .comm import bcast_array, start_exchange
 from .decomposition import Layout, ViewMap, fetch_plan, view_layout
@@ -55,24 +56,36 @@ def _rel(sub, need):
 
 
 class _Fetch:
-    """Pending fetch of one operand onto an output layout."""
+    """Pending fetch of one operand onto an output layout.
 
-    __slots__ = ("x", "plan", "key", "buf")
+    A halo counts as filled once its messages are posted (every rank decides
+    alike), so a later fetch of the same halo posts nothing and instead waits
+    for the flights still filling the ghost frame (``deps``).
+    """
 
-    def __init__(self, x, out_layout: Layout, sends: list, recvs: list) -> None:
-        st, vm = x._st, x._map
+    __slots__ = ("x", "plan", "key", "buf", "deps", "st")
+
+    def __init__(self, x, out_layout: Layout, sends: list, recvs: list, ghosts: list) -> None:
+        self.st = st = x._st
+        vm = x._map
         ctx = st.ctx
         self.x = x
         self.plan = plan = fetch_plan(st.layout, st.ghost, vm, out_layout, ctx.rank)
         self.key = key = (vm, out_layout)
         cached = st.halo_valid.get(key) == st.version
+        self.deps = list(st.flights) if cached and st.flights else ()
         for dst, box, halo in plan.sends:
             if not (halo and cached):
                 sends.append((dst, st.view_of(vm, box)))
         self.buf = None
         if plan.mode == "halo" and not cached:
             for src, box, _ in plan.recvs:
-                recvs.append((src, st.view_of(vm, box)))
+                v = st.view_of(vm, box)
+                for fl in list(st.flights):
+                    if fl.writes_into(v):  # never two receives into the same ghost cells at once
+                        fl.wait()
+                recvs.append((src, v))
+                ghosts.append(v)
         elif plan.mode == "temp":
             need = plan.need
             self.buf = buf = st.be.empty(tuple(hi - lo for lo, hi in need), st.dtype)
@@ -82,6 +95,7 @@ class _Fetch:
                     buf[_rel(sub, need)] = st.view_of(vm, sub)
             for src, box, _ in plan.recvs:
                 recvs.append((src, buf[_rel(box, need)]))
+        st.halo_valid[key] = st.version
 
     def result(self):
         plan = self.plan
@@ -89,7 +103,7 @@ class _Fetch:
             return None
         if plan.mode == "temp":
             return self.buf
-        return self.x._st.view_of(self.x._map, plan.need)
+        return self.st.view_of(self.x._map, plan.need)
 
 
 def _broadcast_axes(x) -> tuple[int, ...]:
@@ -136,13 +150,14 @@ def fetch(ctx, items: list, out_layout: Layout) -> list:
 
 
 def fetch_start(ctx, items: list, out_layout: Layout):
-    """:func:`fetch` with the messages left in flight: ``(blocks, fetches, exchange)``.
+    """:func:`fetch` with the messages left in flight: ``(blocks, fetches, flight)``.
 
     The blocks are already the views the operation reads, but cells that
     arrive by message (ghost frames, redistribution buffers) are valid only
     after :func:`fetch_finish`.  ``fetches`` are the pending operands
-    (``.x``: the operand, ``.plan``: its fetch plan); ``exchange`` is None
-    when no message was posted.
+    (``.x``: the operand, ``.plan``: its fetch plan); ``flight`` (a
+    :class:`~spmdarray._flights.Flight`) is None when nothing is in flight.
+    Collective in the sense of :func:`fetch`; the wait is not.
     """
     out: list = [None] * len(items)
     pending = []
@@ -171,29 +186,34 @@ def fetch_start(ctx, items: list, out_layout: Layout):
         return out, [], None
     sends: list = []
     recvs: list = []
+    ghosts: list = []
     fetches: dict = {}
     for i in pending:
         it = items[i]
         k = (id(it._st), it._map)
         if k not in fetches:
-            fetches[k] = _Fetch(it, out_layout, sends, recvs)
-    exchange = start_exchange(ctx, sends, recvs) if sends or recvs else None
+            fetches[k] = _Fetch(it, out_layout, sends, recvs, ghosts)
     for i in pending:
         it = items[i]
         out[i] = fetches[(id(it._st), it._map)].result()
-    return out, list(fetches.values()), exchange
+    fl = list(fetches.values())
+    deps = [d for f in fl for d in f.deps]
+    if not (sends or recvs or deps):
+        return out, fl, None
+    ex = start_exchange(ctx, sends, recvs) if sends or recvs else None
+    stores = list({id(f.st): f.st for f in fl}.values())
+    return out, fl, Flight(ex, deps, stores, ghosts, [v for _, v in sends])
 
 
-def fetch_finish(fetches: list, exchange) -> None:
-    """Complete a :func:`fetch_start`: wait for its messages.  Not collective."""
-    if exchange is not None:
-        exchange.wait()
-    for f in fetches:
-        # Ghost cells filled by this plan stay valid until the base is
-        # written.  Only messages into ghost frames are ever skipped, and
-        # every rank makes the same decision because writes are collective.
-        st = f.x._st
-        st.halo_valid[f.key] = st.version
+def fetch_finish(fetches: list, flight) -> None:
+    """Complete a :func:`fetch_start`: wait for its messages.  Not collective.
+
+    Ghost cells filled by a plan stay valid until the base is written.  Only
+    messages into ghost frames are ever skipped, and every rank makes the
+    same decision because writes are collective.
+    """
+    if flight is not None:
+        flight.wait()
 
 
 def _slice_replicated(arr: np.ndarray, shape, block):

@@ -22,12 +22,21 @@ The value is computed when it is needed:
 
 Evaluation is one compiled numba kernel per rank (:mod:`._kernels`), or, when
 numba is missing or disabled, the same operations run one by one with NumPy
-on local blocks.  ``SPMDARRAY_FUSE=0`` turns deferral off entirely;
-``SPMDARRAY_FUSE_COMPILER=numpy`` keeps deferral but evaluates with NumPy.
+on local blocks (:mod:`._fusion_run`).  ``SPMDARRAY_FUSE=0`` turns deferral
+off entirely; ``SPMDARRAY_FUSE_COMPILER=numpy`` keeps deferral but evaluates
+with NumPy.
 
-Halos are exchanged with nonblocking messages posted for every operand at
-once; the interior of the block, which needs no ghost cell, is computed while
-they travel, and the boundary strips after they arrived.
+Communication happens when an operation is *recorded*, never when it is
+evaluated.  Recording is a point every rank reaches in the same order, and it
+posts exactly the messages the eager engine would (the same fetch plans onto
+the same layout), with nonblocking sends and receives left in flight
+(:mod:`._flights`).  Evaluation only waits for them, which is local: so a
+deferred value may be evaluated on some ranks only (``t.local`` taken on one
+rank, a reference kept on one rank) and every rank still gets the same
+result.  An operand that is itself deferred is computed inside the same
+kernel when it lives on the same layout, and evaluated first otherwise.  The
+interior of the block, which needs no ghost cell, is computed while the halos
+travel, and the boundary strips after they arrived.
 """
 
 from __future__ import annotations
@@ -41,6 +50,7 @@ import numpy as np
 
 from . import _engine
 from ._backend import backend_of
+from ._flights import complete, complete_all
 from ._storage import Storage
 
 __all__ = ["Node", "settings", "sync", "record", "is_deferred"]
@@ -80,6 +90,7 @@ settings = _Settings()
 _ND = None  # the ndarray class, set by ``_array``
 _RAND = "random"  # function of a random leaf (see :func:`random_leaf`)
 _COPY = "copy"  # function of a node standing for a copy of a view
+_INLINE = "inline"  # ``Node.locs`` entry of a deferred operand computed in the same kernel
 
 #: Ufuncs the fuser records, with the dtype kinds of their loops (``b``: bool).
 FUSABLE: dict = {
@@ -121,12 +132,32 @@ class Node:
 
     ``func`` is a ufunc (or ``_RAND`` / ``_COPY``), ``args`` its operands:
     ``ndarray`` (deferred or not) or scalars already converted to the loop
-    dtype; ``loop`` the loop dtypes (inputs then output).
+    dtype; ``loop`` the loop dtypes (inputs then output).  ``locs`` holds,
+    per operand, this rank's block of it aligned to ``layout`` as fetched
+    when the operation was recorded (``_INLINE`` for a deferred operand on the
+    same layout, None for scalars); ``fetches`` and ``flight`` are those
+    fetches and the messages still in flight.  ``readers`` are weak
+    references to the deferred arrays that compute this node inside their
+    own kernel (they must be evaluated before its value is overwritten).
     """
 
-    __slots__ = ("func", "args", "dtype", "loop", "shape", "ctx", "layout", "nops", "be")
+    __slots__ = (
+        "func",
+        "args",
+        "dtype",
+        "loop",
+        "shape",
+        "ctx",
+        "layout",
+        "nops",
+        "be",
+        "locs",
+        "fetches",
+        "flight",
+        "readers",
+    )
 
-    def __init__(self, func, args, dtype, loop, shape, ctx, layout, nops) -> None:
+    def __init__(self, func, args, dtype, loop, shape, ctx, layout, nops, locs=(), fetches=(), flight=None) -> None:
         self.func = func
         self.args = args
         self.dtype = dtype
@@ -136,6 +167,10 @@ class Node:
         self.layout = layout
         self.nops = nops
         self.be = None
+        self.locs = locs
+        self.fetches = fetches
+        self.flight = flight
+        self.readers = None
 
 
 def is_deferred(x) -> bool:
@@ -189,7 +224,8 @@ def _errors_raise() -> bool:
 def record(func, args, out, where, nout, kwargs):
     """A deferred ``func(*args)``, or NotImplemented to run it eagerly.
 
-    Collective when it evaluates (``out=`` given, or the tree is too large).
+    Collective: it posts the operands' messages (those the eager engine would
+    send), and every decision here rests on data all ranks share.
     """
     if not settings.enabled or where is not True or nout != 1 or kwargs or func not in FUSABLE:
         return NotImplemented
@@ -223,9 +259,8 @@ def record(func, args, out, where, nout, kwargs):
         return NotImplemented
     o = None
     if out is not None:
-        if len(out) != 1 or type(out[0]) is not _ND or out[0]._map.shape != shape or type(out[0]._s) is not Storage:
-            return NotImplemented
-        if out[0]._s.ctx is not ctx:
+        # Whether ``out`` is deferred on this rank must not matter: it never does here.
+        if len(out) != 1 or type(out[0]) is not _ND or out[0]._map.shape != shape or out[0]._s.ctx is not ctx:
             return NotImplemented
         o = out[0]
     lp = _loop(func, kinds)
@@ -235,22 +270,71 @@ def record(func, args, out, where, nout, kwargs):
     dt = _engine._checked_dtypes(func, args, (o,), None, {}, 1)[0]
     if dt != lp[-1] or (o is not None and o.dtype != dt):
         return NotImplemented
-    cargs = []
-    for a, ldt in zip(args, lp):
-        if type(a) is _ND:
-            cargs.append(a)
-        else:
-            cargs.append(ldt.type(a))
-    layout = _engine.choose_layout(ctx, args, shape)
-    node = Node(func, tuple(cargs), dt, lp, shape, ctx, layout, nops)
+    # Computed where the eager engine would compute it, with the same messages.
+    layout = o._layout if o is not None else _engine.choose_layout(ctx, args, shape)
+    node = _build(func, args, lp, dt, shape, ctx, layout, nops)
     res = _deferred(node)
+    for a, loc in zip(node.args, node.locs):
+        if loc is _INLINE and type(a._s) is Node:
+            sub = a._s
+            if sub.readers is None:
+                sub.readers = []
+            sub.readers.append(weakref.ref(res))
     if o is not None:
         if not assign(o, res):
             _engine.assign(o, _ND._new(storage(res), None))
         return o
     if nops > settings.max_ops:
-        res._st  # noqa: B018 - evaluates
+        res._st  # noqa: B018 - evaluates (locally)
     return res
+
+
+def _inlinable(a, layout) -> bool:
+    """Whether operand ``a`` can be computed inside a kernel on ``layout``.
+
+    Deferred on this rank and living on the same layout.  When ``a`` was
+    evaluated on this rank only, its block is read instead, which moves no
+    message either: the two cases post the same messages.
+    """
+    s = a._s
+    return type(s) is Node and (s.layout is layout or s.layout == layout)
+
+
+def _build(func, args, lp, dt, shape, ctx, layout, nops) -> Node:
+    """The node of ``func(*args)`` on ``layout``, with its operands' messages posted."""
+    global _quiet
+    cargs: list = []
+    locs: list = []
+    items: list = []
+    where: list = []
+    for a, ldt in zip(args, lp):
+        if type(a) is _ND:
+            cargs.append(a)
+            if _inlinable(a, layout):
+                locs.append(_INLINE)
+                continue
+            if type(a._s) is Node:
+                _materialise(a)  # another layout: evaluated (locally), then fetched as stored
+            where.append(len(locs))
+            locs.append(None)
+            items.append(a)
+        else:
+            cargs.append(ldt.type(a))
+            locs.append(None)
+    fetches: list = []
+    flight = None
+    if items:
+        _quiet += 1
+        try:
+            got, fetches, flight = _engine.fetch_start(ctx, items, layout)
+        finally:
+            _quiet -= 1
+        rank = ctx.rank
+        if layout.owned_size(rank):
+            bshape = tuple(hi - lo for lo, hi in layout.block(rank))
+            for k, loc in zip(where, got):
+                locs[k] = np.broadcast_to(loc, bshape) if loc is not None and loc.shape != bshape else loc
+    return Node(func, tuple(cargs), dt, lp, shape, ctx, layout, nops, tuple(locs), fetches, flight)
 
 
 def _deferred(node: Node):
@@ -311,17 +395,26 @@ def random_leaf(key: int, shape, comm):
 
 # ----------------------------------------------------------------- forcing
 def storage(x) -> Storage:
-    """``x``'s storage, evaluating ``x`` (or arrays reading it) first.  Collective if it evaluates."""
+    """``x``'s storage, evaluating ``x`` and the deferred arrays reading it first.
+
+    Not collective: evaluation only waits for messages posted when the
+    operations were recorded.  Outside the fuser's own reads it also
+    completes the messages in flight from or into the storage, so that the
+    caller may write it.
+    """
     s = x._s
     if type(s) is Node:
-        return _materialise(x)
-    if _quiet == 0 and id(s) in READERS:
-        flush(s)
+        s = _materialise(x)
+    if _quiet == 0:
+        if id(s) in READERS:
+            flush(s)
+        if s.flights:
+            complete(s)
     return s
 
 
 def flush(st: Storage, keep=None) -> None:
-    """Evaluate every deferred array that reads ``st`` (except ``keep``).  Collective."""
+    """Evaluate every deferred array that reads ``st`` (except ``keep``).  Not collective."""
     refs = READERS.pop(id(st), None)
     if not refs:
         return
@@ -360,22 +453,34 @@ def _subtree(node: Node) -> set:
 
 
 def sync() -> None:
-    """Evaluate every deferred array now.  Collective."""
+    """Evaluate every deferred array now and complete every message in flight.
+
+    Safe on any subset of ranks (it waits only for messages that every rank
+    posted already); every rank calling it, as in an SPMD program, is the
+    usual case.
+    """
     refs = list(_PENDING)
     _PENDING.clear()
     for r in refs:
         y = r()
         if y is not None and type(y._s) is Node:
             _materialise(y)
+    complete_all()
 
 
 def _materialise(x) -> Storage:
+    """Evaluate the deferred ``x`` into a fresh allocation on its layout.  Not collective."""
     node = x._s
     st = Storage(node.ctx, node.layout, node.dtype)
     dst = _ND._new(st, None)
-    _evaluate(node, dst, fresh=True)
+    _run.evaluate(node, dst, fresh=True)
     x._s = st
-    x._lay = None
+    if node.readers:
+        # Deferred arrays that computed ``x`` inside their kernel now read this
+        # storage instead: they are evaluated before it is written.
+        live = [r for r in node.readers if _alive(r)]
+        if live:
+            READERS.setdefault(id(st), []).extend(live)
     return st
 
 
@@ -384,27 +489,37 @@ def assign(dst, value) -> bool:
     """``dst[...] = value`` for a deferred ``value``, fused.  Collective.
 
     Returns False (having done nothing) when the case is left to the eager
-    engine: other shapes, or a cast numba could round differently.
+    engine: another layout or shape, or a cast numba could round differently.
+    The eager engine then moves ``value``'s block onto ``dst``'s layout,
+    which, for the same layout, posts no message, as the fused path does:
+    so a ``value`` already evaluated on some ranks only changes nothing.
     """
     node = value._s
-    if dst._map.shape != node.shape or dst._s.ctx is not node.ctx or type(dst._s) is not Storage:
+    if dst._map.shape != node.shape or dst._s.ctx is not node.ctx:
+        return False
+    lay = dst._layout
+    if lay is not node.layout and lay != node.layout:
         return False
     if dst.dtype != node.dtype and not (
         np.can_cast(node.dtype, dst.dtype, "safe") and dst.dtype.kind in "iuf" and dst.dtype.itemsize > 2
     ):
         return False
+    if type(dst._s) is Node:
+        _materialise(dst)
     dst_st = dst._s
     reads = _reads_storage(node, dst_st)
     if reads and dst.dtype != node.dtype:
         return False  # the eager path materialises the value first
     # Deferred arrays reading the destination must see its old values.
     flush(dst_st, keep=value)
-    _evaluate(node, dst, fresh=False)
+    _run.evaluate(node, dst, fresh=False, before_write=dst_st)
     dst_st.bump()
     if reads:
         # The value was computed into ``dst``: later reads of ``value`` see that
         # copy, which is evaluated (copied) before ``dst`` is written again.
-        value._s = Node(_COPY, (dst,), node.dtype, None, node.shape, node.ctx, node.layout, 1)
+        rank = node.ctx.rank
+        loc = dst_st.view_of(dst._map, lay.block(rank)) if lay.owned_size(rank) else None
+        value._s = Node(_COPY, (dst,), node.dtype, None, node.shape, node.ctx, node.layout, 1, (loc,))
         READERS.setdefault(id(dst_st), []).append(weakref.ref(value))
     return True
 
@@ -418,432 +533,20 @@ def _reads_storage(node: Node, st: Storage) -> bool:
     return False
 
 
-# -------------------------------------------------------------- evaluation
-class _Program:
-    """A flattened tree: leaves and steps, in the order eager NumPy runs them."""
-
-    __slots__ = ("leaves", "steps", "index", "key")
-
-    def __init__(self) -> None:
-        self.leaves: list = []  # ("a", ndarray) | ("s", scalar) | ("r", key)
-        self.steps: list = []  # (func, loop dtypes, operand refs)
-        self.index: dict = {}
-        self.key: list = []
-
-
-def _flatten(node: Node, shape, prog: _Program):
-    """Reference (``("l", i)`` leaf or ``("t", j)`` step) of ``node``'s value."""
-    if node.func is _RAND:
-        if node.shape != shape:
-            return None
-        return _leaf(prog, ("r", node.args[0]), ("r", node.args[0]))
-    if node.func is _COPY:
-        return _operand(node.args[0], shape, prog)
-    refs = []
-    for a in node.args:
-        if type(a) is _ND:
-            r = _operand(a, shape, prog)
-            if r is None:
-                return None
-        else:
-            r = _leaf(prog, None, ("s", a))
-        refs.append(r)
-    prog.steps.append((node.func, node.loop, tuple(refs)))
-    return ("t", len(prog.steps) - 1)
-
-
-def _operand(a, shape, prog):
-    s = a._s
-    if type(s) is Node:
-        r = _flatten(s, shape, prog)
-        if r is None:
-            _materialise(a)
-            return _operand(a, shape, prog)
-        return r
-    return _leaf(prog, (id(s), a._map), ("a", a))
-
-
-def _leaf(prog, key, leaf):
-    if key is not None:
-        i = prog.index.get(key)
-        if i is not None:
-            return ("l", i)
-        prog.index[key] = len(prog.leaves)
-    prog.leaves.append(leaf)
-    return ("l", len(prog.leaves) - 1)
-
-
-def _evaluate(node: Node, dst, fresh: bool) -> None:
-    """Compute ``node`` into the view ``dst`` (same shape).  Collective."""
-    global _quiet
-    prog = _Program()
-    root = _flatten(node, node.shape, prog)
-    if root is None:  # the root itself is a random leaf of another shape (never)
-        raise AssertionError("random leaf of another shape")
-    _quiet += 1
-    try:
-        _run(prog, root, node, dst, fresh)
-    finally:
-        _quiet -= 1
-
-
-def _run(prog: _Program, root, node: Node, dst, fresh: bool) -> None:
-    ctx = node.ctx
-    rank = ctx.rank
-    layout = dst._layout
-    arrays = [i for i, lf in enumerate(prog.leaves) if lf[0] == "a"]
-    items = [prog.leaves[i][1] for i in arrays]
-    locs, fetches, exchange = _engine.fetch_start(ctx, items, layout)
-    block = layout.block(rank)
-    bshape = tuple(hi - lo for lo, hi in block)
-    if not layout.owned_size(rank):
-        _engine.fetch_finish(fetches, exchange)
-        return
-    d = dst._s.view_of(dst._map, block)
-    vals: list = [None] * len(prog.leaves)
-    for i, lf in enumerate(prog.leaves):
-        if lf[0] == "s":
-            vals[i] = lf[1]
-        elif lf[0] == "r":
-            vals[i] = lf
-    for i, loc in zip(arrays, locs):
-        vals[i] = np.broadcast_to(loc, bshape) if loc.shape != bshape else loc
-    kern = _kernels() if settings.compiler == "numba" and _worth_compiling(prog, bshape) else None
-    overlap = (not fresh) and any(_hazard(d, vals[i]) for i in arrays)
-    gshape = dst.shape
-    origin = tuple(lo for lo, _ in block)
-    if exchange is not None:
-        inner = _interior(fetches, gshape, bshape)
-        if inner is not None and overlap:
-            hazards = [vals[i] for i in arrays if _hazard(d, vals[i])]
-            if kern is not None and _overlap_aliased(
-                kern, prog, root, vals, d, hazards, inner, gshape, origin, fetches, exchange
-            ):
-                return
-        elif inner is not None:
-            sub = tuple(slice(a, b) for a, b in inner)
-            _compute(kern, prog, root, vals, d, sub, gshape, origin)
-            _engine.fetch_finish(fetches, exchange)
-            for sub in _strips(inner, bshape):
-                _compute(kern, prog, root, vals, d, sub, gshape, origin)
-            return
-        _engine.fetch_finish(fetches, exchange)
-    full = tuple(slice(0, n) for n in bshape)
-    if overlap:
-        lag = _lag(d, [vals[i] for i in arrays if _hazard(d, vals[i])]) if kern is not None else None
-        if lag is not None:
-            kern.run_lag(prog, root, vals, d, full, gshape, origin, lag)
-        else:
-            _compute_aliased(kern, prog, root, vals, d, arrays, gshape, origin)
-    else:
-        _compute(kern, prog, root, vals, d, full, gshape, origin)
-
-
-def _overlap_aliased(kern, prog, root, vals, d, hazards, inner, gshape, origin, fetches, exchange) -> bool:
-    """An in-place stencil with its halos in flight (2-D blocks, halos along rows only).
-
-    The ``h`` interior rows next to each boundary strip (``h``: how far the
-    operands reach) are computed first into buffers, the rest of the interior
-    in place through the row ring; after the wait the strips are computed
-    into buffers too, reading old values, and every buffer is written back.
-    Returns False (having done nothing) when the case does not apply.
-    """
-    lag = _lag(d, hazards)
-    if lag is None or d.ndim != 2 or inner[1] != (0, d.shape[1]):
-        return False
-    item, s0 = d.itemsize, d.strides[0] // d.itemsize
-    width = (d.shape[1] - 1) * abs(d.strides[1]) // item
-    base = d.__array_interface__["data"][0]
-    h = max(-(-(abs(v.__array_interface__["data"][0] - base) // item + width) // s0) for v in hazards)
-    a, b = inner[0]
-    if b - a <= 2 * h:
-        return False
-    cols = slice(0, d.shape[1])
-    held = []
-
-    def hold(lo: int, hi: int) -> None:
-        if hi > lo:
-            tmp = np.empty((hi - lo, d.shape[1]), d.dtype)
-            _compute_into(kern, prog, root, vals, tmp, (slice(lo, hi), cols), gshape, origin)
-            held.append((lo, hi, tmp))
-
-    hold(a, a + h)
-    hold(b - h, b)
-    kern.run_lag(prog, root, vals, d, (slice(a + h, b - h), cols), gshape, origin, lag)
-    _engine.fetch_finish(fetches, exchange)
-    hold(0, a)
-    hold(b, d.shape[0])
-    for lo, hi, tmp in held:
-        d[lo:hi] = tmp
-    return True
-
-
-_SEEN: dict = {}
-
-
-def _worth_compiling(prog: _Program, bshape) -> bool:
-    """Compile for large blocks, or for programs evaluated often."""
-    if math.prod(bshape) >= settings.jit_min_size:
-        return True
-    key = (
-        tuple((lf[0], lf[1].dtype) if lf[0] != "r" else ("r",) for lf in prog.leaves),
-        tuple((f, lp, r) for f, lp, r in prog.steps),
-        len(bshape),
-    )
-    n = _SEEN.get(key, 0) + 1
-    if len(_SEEN) > 4096:
-        _SEEN.clear()
-    _SEEN[key] = n
-    return n > settings.jit_after
-
-
-def _hazard(d, v) -> bool:
-    """Whether writing ``d`` can change what ``v`` reads (other than the same element)."""
-    if not np.may_share_memory(d, v):
-        return False
-    return not (
-        d.shape == v.shape
-        and d.strides == v.strides
-        and d.dtype == v.dtype
-        and d.__array_interface__["data"][0] == v.__array_interface__["data"][0]
-    )
-
-
-def _lag(d, hazards):
-    """Rows a computed row must wait before it is written back, or None.
-
-    For operands with ``d``'s strides (shifted views of the same array, as in
-    a stencil) and rows ascending in memory: row ``i`` of such an operand
-    reads the memory of row ``r`` of ``d`` only if ``|(i - r) s0 + diff|`` is
-    at most the row's extent ``W``, so row ``r`` may be written once row
-    ``r + L`` is computed, with ``L`` the smallest value where
-    ``(L + 1) s0 + diff > W``.
-    """
-    if d.ndim not in (1, 2) or d.size == 0 or d.strides[0] <= 0:
-        return None
-    item = d.itemsize
-    s0 = d.strides[0] // item
-    width = sum((n - 1) * abs(s) for n, s in zip(d.shape[1:], d.strides[1:])) // item
-    base = d.__array_interface__["data"][0]
-    lag = 0
-    for v in hazards:
-        if v.strides != d.strides or v.dtype != d.dtype or v.shape != d.shape:
-            return None
-        diff = (v.__array_interface__["data"][0] - base) // item
-        lag = max(lag, (width - diff) // s0 if width - diff >= 0 else 0)
-    if lag >= d.shape[0]:
-        return None
-    return lag
-
-
-def _interior(fetches, gshape, bshape):
-    """Box of the block (local indices) that reads no ghost cell, or None."""
-    lo = [0] * len(bshape)
-    hi = list(bshape)
-    for f in fetches:
-        plan = f.plan
-        if plan.mode == "temp":
-            return None
-        if plan.mode != "halo" or not plan.recvs:
-            continue
-        st, vm = f.x._s, f.x._map
-        if vm.shape != gshape:
-            return None
-        own = st.layout.block(st.ctx.rank)
-        walked = {b for b, _ in vm.axes}
-        if any(not own[b][0] <= vm.start[b] < own[b][1] for b in range(len(own)) if b not in walked):
-            return None  # an integer-indexed axis at a ghost position: every cell reads ghosts
-        for k, ((b, step), (nlo, _)) in enumerate(zip(vm.axes, plan.need)):
-            if b < 0:
-                continue
-            olo, ohi = own[b]
-            s0 = vm.start[b]
-            # base index of local cell i is s0 + (nlo + i) * step: inside [olo, ohi)?
-            if step > 0:
-                a = _ceil_div(olo - s0, step) - nlo
-                e = _ceil_div(ohi - s0, step) - nlo
-            else:
-                t = -step
-                a = (s0 - ohi) // t + 1 - nlo
-                e = (s0 - olo) // t + 1 - nlo
-            lo[k] = max(lo[k], a)
-            hi[k] = min(hi[k], e)
-    if any(a >= b for a, b in zip(lo, hi)):
-        return None
-    return tuple(zip(lo, hi))
-
-
-def _ceil_div(a: int, b: int) -> int:
-    return -((-a) // b)
-
-
-def _strips(inner, bshape):
-    """Slices covering the block minus the box ``inner``."""
-    nd = len(bshape)
-    out = []
-    for k in range(nd):
-        a, b = inner[k]
-        pre = tuple(slice(inner[j][0], inner[j][1]) for j in range(k))
-        post = tuple(slice(0, bshape[j]) for j in range(k + 1, nd))
-        if a > 0:
-            out.append((*pre, slice(0, a), *post))
-        if b < bshape[k]:
-            out.append((*pre, slice(b, bshape[k]), *post))
-    return out
-
-
-def _compute(kern, prog, root, vals, d, sub, gshape, origin) -> None:
-    """Evaluate the program over the local sub-box ``sub`` into ``d[sub]``."""
-    if any(s.stop <= s.start for s in sub):
-        return
-    if kern is not None:
-        kern.run(prog, root, vals, d, sub, gshape, origin)
-    else:
-        d[sub] = _interpret(prog, root, vals, sub, gshape, origin, d.dtype)
-
-
-def _compute_aliased(kern, prog, root, vals, d, arrays, gshape, origin) -> None:
-    """Compute into ``d`` while some operands read ``d``'s memory: Jacobi semantics.
-
-    Rows (chunks along the first axis) are computed into scratch buffers and
-    written back as soon as no chunk still to be computed reads their memory,
-    so a stencil holds about two chunks of scratch, a reversed view the whole
-    block.
-    """
-    from numpy.lib.array_utils import byte_bounds
-
-    n0 = d.shape[0] if d.ndim else 1
-    if d.ndim == 0:
-        tmp = np.empty((), d.dtype)
-        _compute(kern, prog, root, vals, tmp, (), gshape, origin)
-        d[...] = tmp
-        return
-    row = max(1, d[0].nbytes if d.ndim > 1 else d.itemsize)
-    step = max(1, settings.chunk_bytes // row)
-    hazards = [vals[i] for i in arrays if _hazard(d, vals[i])]
-    pending: list = []
-    rest = tuple(slice(0, n) for n in d.shape[1:])
-    for lo in range(0, n0, step):
-        hi = min(n0, lo + step)
-        tmp = np.empty((hi - lo, *d.shape[1:]), d.dtype)
-        _compute_into(kern, prog, root, vals, tmp, (slice(lo, hi), *rest), gshape, origin)
-        pending.append((lo, hi, tmp))
-        # Memory still to be read by the chunks after this one.
-        reads = [byte_bounds(v[hi:]) for v in hazards if hi < n0 and v[hi:].size]
-        while pending:
-            plo, phi, ptmp = pending[0]
-            wl, wh = byte_bounds(d[plo:phi])
-            if any(rl < wh and wl < rh for rl, rh in reads):
-                break
-            d[plo:phi] = ptmp
-            pending.pop(0)
-    for plo, phi, ptmp in pending:
-        d[plo:phi] = ptmp
-
-
-def _compute_into(kern, prog, root, vals, tmp, sub, gshape, origin) -> None:
-    """Evaluate over ``sub`` of the block into the separate buffer ``tmp``."""
-    if any(s.stop <= s.start for s in sub):
-        return
-    if kern is not None:
-        kern.run(prog, root, vals, tmp, sub, gshape, origin, out_is_sub=True)
-    else:
-        tmp[...] = _interpret(prog, root, vals, sub, gshape, origin, tmp.dtype)
-
-
-def _interpret(prog, root, vals, sub, gshape, origin, out_dtype):
-    """The program run one NumPy call at a time on local blocks (the eager results)."""
-    from .random import _uniform_box
-
-    sv = []
-    for v in vals:
-        if isinstance(v, tuple):  # random leaf
-            sv.append(_uniform_box(v[1], _sub_box(sub, origin), gshape))
-        elif isinstance(v, np.ndarray):
-            sv.append(v[sub])
-        else:
-            sv.append(v)
-    temps: list = []
-    with np.errstate(all="ignore"):
-        for func, _loop_dt, refs in prog.steps:
-            ops = [sv[i] if t == "l" else temps[i] for t, i in refs]
-            temps.append(func(*ops))
-    t, i = root
-    res = sv[i] if t == "l" else temps[i]
-    return np.asarray(res).astype(out_dtype, copy=False)
-
-
-def _sub_box(sub, origin):
-    return tuple((o + s.start, o + s.stop) for s, o in zip(sub, origin))
-
-
-_KERNELS = None
-
-
-def _kernels():
-    """The numba kernel module, or None (fallback to NumPy) when it cannot load."""
-    global _KERNELS
-    if _KERNELS is None:
-        try:
-            from . import _kernels as k
-
-            k.check()
-            _KERNELS = k
-        except Exception:  # noqa: BLE001 - numba missing or broken: NumPy evaluates
-            _KERNELS = False
-    return _KERNELS or None
-
-
 # --------------------------------------------------------------- reductions
-def try_sum(name, x, axes, dtype, out, keepdims, initial):
-    """A full ``sum`` of a deferred bool or integer array without materialising it.
+def local_sum(x, res_dtype):
+    """This rank's part of a full ``sum`` of the deferred bool or integer ``x``, fused.
 
-    Integer sums wrap modulo 2**64 in any order, so the fused per-rank sum
-    plus an all-reduce equals NumPy's bit for bit.  Returns None for every
-    other case (evaluated eagerly).  Collective.
+    Returns None when the fused kernel does not apply (the caller then
+    evaluates ``x``).  Integer sums wrap modulo 2**64 in any order, so the
+    partial equals the sum of the evaluated block bit for bit, and the
+    reduction combines partials exactly as it does for stored arrays.  Not
+    collective.
     """
     node = x._s
-    if (
-        name != "sum"
-        or out is not None
-        or keepdims
-        or dtype is not None
-        or initial is not np._NoValue
-        or len(axes) != len(node.shape)
-        or node.dtype.kind not in "biu"
-        or settings.compiler != "numba"
-        or _kernels() is None
-    ):
+    if type(node) is not Node or node.dtype.kind not in "biu" or settings.compiler != "numba":
         return None
-    res_dtype = np.sum(np.zeros(1, node.dtype)).dtype
-    global _quiet
-    prog = _Program()
-    root = _flatten(node, node.shape, prog)
-    layout = node.layout
-    ctx = node.ctx
-    rank = ctx.rank
-    _quiet += 1
-    try:
-        arrays = [i for i, lf in enumerate(prog.leaves) if lf[0] == "a"]
-        items = [prog.leaves[i][1] for i in arrays]
-        locs, fetches, exchange = _engine.fetch_start(ctx, items, layout)
-        _engine.fetch_finish(fetches, exchange)
-        total = np.zeros((), res_dtype)
-        if layout.owned_size(rank):
-            block = layout.block(rank)
-            bshape = tuple(hi - lo for lo, hi in block)
-            vals: list = [None] * len(prog.leaves)
-            for i, lf in enumerate(prog.leaves):
-                vals[i] = lf[1] if lf[0] == "s" else lf
-            for i, loc in zip(arrays, locs):
-                vals[i] = np.broadcast_to(loc, bshape) if loc.shape != bshape else loc
-            full = tuple(slice(0, n) for n in bshape)
-            total = _kernels().run_sum(prog, root, vals, full, x.shape, tuple(lo for lo, _ in block), res_dtype)
-    finally:
-        _quiet -= 1
-    if ctx.size > 1:
-        from .comm import allgather_object
+    return _run.local_sum(node, x.shape, res_dtype)
 
-        parts = allgather_object(ctx, res_dtype.type(total).item())
-        total = np.array(parts, dtype=res_dtype).sum(dtype=res_dtype)
-    return res_dtype.type(total)
+
+from . import _fusion_run as _run  # noqa: E402 - evaluation needs the names above

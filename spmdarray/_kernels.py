@@ -2,7 +2,7 @@
 
 Not collective: everything here works on this rank's local blocks.
 
-A program (:class:`spmdarray._fusion._Program`) becomes one loop nest over a
+A program (:class:`spmdarray._fusion_run.Program`) becomes one loop nest over a
 sub-box of the block that loads each operand once per element, runs the
 recorded ufuncs in NumPy's order on scalars of the loop dtypes NumPy chose,
 and stores the result (or adds it to an accumulator, for fused sums).
@@ -383,7 +383,7 @@ def run_lag(prog, root, vals, out, sub, gshape, origin, lag: int) -> None:
 
     Each row (element, for one axis) is computed into a ring of ``lag + 1``
     rows and written back ``lag`` rows later, once no row still to be computed
-    reads its old values (see ``spmdarray._fusion._lag``).
+    reads its old values (see ``spmdarray._fusion_run._lag``).
     """
     leaves, steps, args = _args(prog, root, vals, sub, gshape, origin)
     o = out[sub]

@@ -346,7 +346,8 @@ class _PartStorage(Storage):
     """The real or imaginary part of a complex storage: same memory, shared write count.
 
     Writes through either bump the parent's ``version``, so halos cached by
-    the parent or by this part go stale together.
+    the parent or by this part go stale together; both list the same messages
+    in flight.
     """
 
     __slots__ = ("_parent", "part")
@@ -374,6 +375,7 @@ def part_view(x, part: str):
     st.origin, st.ghost = parent.origin, parent.ghost
     st.halo_valid = {}
     st._views = {}
+    st.flights = parent.flights  # one memory: messages in flight are the parent's too
     return ndarray._new(st, x._map)
 
 

@@ -85,7 +85,7 @@ def _partial_reduce(name, x, axes, dtype, initial=np._NoValue):
     ``initial`` is used by min and max only (applying it to every partial is
     harmless there, and it makes empty blocks and empty arrays reducible).
     """
-    ctx = x._st.ctx
+    ctx = x._s.ctx
     lay = x._layout
     fn = _COMBINE[name]
     kw = {} if name in ("min", "max", "any", "all") else {"dtype": dtype}
@@ -102,12 +102,20 @@ def _partial_reduce(name, x, axes, dtype, initial=np._NoValue):
     gaxes = _combine_axes(lay, axes)
     members = _group(lay, gaxes, ctx.rank) if gaxes else [ctx.rank]
     mine = None
-    be = x._st.be
+    be = backend_of(ctx)
     # Under ``errstate(...='raise')`` a floating-point error may strike one rank
     # only (its block overflows): every rank agrees before it goes on.
     agree = "raise" in np.geterr().values()
     if has_data(ctx.rank):
-        mine = _agreeing(ctx, agree, lambda: _local_reduce(be, fn, x.local, axes, kw, res_dtype))
+        # A deferred bool/int tree summed whole is summed inside its fused kernel,
+        # never stored; the partials are combined below exactly as stored ones.
+        fused = None
+        if name == "sum" and dtype is None and len(axes) == x.ndim and _fusion.is_deferred(x):
+            fused = _fusion.local_sum(x, res_dtype)
+        if fused is not None:
+            mine = np.full((1,) * x.ndim, fused, res_dtype)
+        else:
+            mine = _agreeing(ctx, agree, lambda: _local_reduce(be, fn, x.local, axes, kw, res_dtype))
     elif agree:
         _engine._agree(ctx, None)
     nbytes = len(members) * int(np.prod(rshape, dtype=np.int64)) * res_dtype.itemsize
@@ -220,11 +228,7 @@ def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, ini
     if where is not True:
         raise NotImplementedError(f"{name}(where=...) is not implemented in spmdarray yet")
     axes = normalize_axes(axis, x.ndim)
-    if _fusion.is_deferred(x):
-        r = _fusion.try_sum(name, x, axes, dtype, out, keepdims, initial)
-        if r is not None:
-            return r
-    ctx = x._st.ctx
+    ctx = x._s.ctx  # (a deferred x is not evaluated here: a fused sum may not need it)
     npfn = getattr(np, name)
     kw: dict = {}
     if name in ("sum", "prod", "mean", "var", "std"):

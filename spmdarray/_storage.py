@@ -7,8 +7,10 @@ shifted view is a plain NumPy view of the allocation.
 
 ``version`` counts collective writes.  ``halo_valid`` maps each plan key to
 the version at which its ghost cells were filled; they are current only while
-that equals ``version``, so halos are re-sent only after the data changed.  Both change only inside collective
-operations, so they agree on every rank.
+that equals ``version``, so halos are re-sent only after the data changed.
+Both change only inside collective operations (a halo counts as filled when
+its messages are posted), so they agree on every rank.  ``flights`` lists the
+posted exchanges that still send from or receive into the allocation.
 """
 
 from __future__ import annotations
@@ -76,7 +78,19 @@ def _geometry(layout: Layout, rank: int, ghost):
 class Storage:
     """The allocation behind a base array on one rank.  Not collective."""
 
-    __slots__ = ("ctx", "be", "layout", "dtype", "alloc", "origin", "ghost", "version", "halo_valid", "_views")
+    __slots__ = (
+        "ctx",
+        "be",
+        "layout",
+        "dtype",
+        "alloc",
+        "origin",
+        "ghost",
+        "version",
+        "halo_valid",
+        "_views",
+        "flights",
+    )
 
     def __init__(self, ctx, layout: Layout, dtype, *, ghost=None, alloc=None, fill=None) -> None:
         self.ctx = ctx
@@ -86,6 +100,7 @@ class Storage:
         self.version = 0
         self.halo_valid: dict = {}
         self._views: dict = {}
+        self.flights: list = []  # posted exchanges touching the allocation (see ``_flights``)
         g = config.ghost_width if ghost is None else tuple(ghost)
         self.ghost, shape, self.origin, holds = _geometry(layout, ctx.rank, g)
         if alloc is not None:

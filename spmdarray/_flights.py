@@ -1,0 +1,117 @@
+"""Messages in flight: nonblocking halo and redistribution exchanges not yet waited for.
+
+A deferred elementwise operation posts the messages for its operands when it
+is *recorded* (a point every rank reaches in the same order), and waits for
+them only when it is *evaluated*, which may happen on some ranks only (a
+``t.local`` taken on one rank).  A :class:`Flight` is one such posted
+exchange.  Waiting for it is local: every peer posted its matching messages
+at the same program point, so a wait never depends on what another rank does
+next, and a deferred value can be evaluated on any subset of ranks.
+
+A flight sends from, and receives into, the allocations of the storages it
+names.  Before such a storage is written (or its ghost frame receives another
+message) the flights touching it are completed; :func:`complete` does that.
+Flights whose deferred value was dropped unevaluated are completed when their
+storage is next touched, when too many are open, by ``spmdarray.sync()``,
+and at exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+
+import numpy as np
+
+__all__ = ["Flight", "complete", "complete_all", "open_flights"]
+
+#: Open flights, oldest first.
+_OPEN: list = []
+_EXIT_HOOK: list = []
+#: Above this many open flights the oldest is completed (bounds held buffers).
+MAX_OPEN = 256
+
+
+class Flight:
+    """A posted exchange (or a wait on earlier ones) that a computation depends on.  Not collective.
+
+    ``ex``: the :class:`~spmdarray.comm.Exchange`, or None.  ``deps``: earlier
+    flights that fill ghost cells this computation reads (a cached halo
+    still arriving).  ``stores``: the storages whose allocation the flight
+    reads or writes.  ``ghosts``: receive destinations inside those
+    allocations.  ``sends``: the send sources inside them.
+    """
+
+    __slots__ = ("ex", "deps", "stores", "ghosts", "sends", "done")
+
+    def __init__(self, ex, deps: list, stores: list, ghosts: list, sends: list) -> None:
+        self.ex = ex
+        self.deps = deps
+        self.stores = stores
+        self.ghosts = ghosts
+        self.sends = sends
+        self.done = False
+        if ex is not None:
+            for st in stores:
+                st.flights.append(self)
+            if not _OPEN and not _EXIT_HOOK:
+                # Registered after mpi4py's own exit handler, so it runs before MPI finalises.
+                _EXIT_HOOK.append(atexit.register(complete_all))
+            _OPEN.append(self)
+            if len(_OPEN) > MAX_OPEN:
+                _OPEN[0].wait()
+
+    def wait(self) -> None:
+        """Complete the exchange and the flights it depends on.  Not collective."""
+        if self.done:
+            return
+        self.done = True
+        for d in self.deps:
+            d.wait()
+        if self.ex is not None:
+            self.ex.wait()
+            for st in self.stores:
+                fl = st.flights
+                if self in fl:
+                    fl.remove(self)
+            try:
+                _OPEN.remove(self)
+            except ValueError:
+                pass
+        self.deps = self.stores = self.ghosts = self.sends = ()
+
+    def writes_into(self, arr) -> bool:
+        """Whether a message of this flight still lands in memory ``arr`` shares."""
+        return not self.done and any(_overlap(g, arr) for g in self.ghosts)
+
+    def reads_from(self, arr) -> bool:
+        """Whether a send of this flight still reads memory ``arr`` shares."""
+        return not self.done and any(_overlap(s, arr) for s in self.sends)
+
+
+def _overlap(a, b) -> bool:
+    if not isinstance(a, np.ndarray) or not isinstance(b, np.ndarray):
+        return True  # device blocks: assume they overlap
+    if not np.may_share_memory(a, b):
+        return False
+    try:
+        return np.shares_memory(a, b, max_work=1 << 16)
+    except np.exceptions.TooHardError:
+        return True
+
+
+def complete(st, keep=()) -> None:
+    """Complete every flight reading or writing storage ``st`` (except those in ``keep``).  Not collective."""
+    for fl in list(st.flights):
+        if fl not in keep:
+            fl.wait()
+
+
+def complete_all() -> None:
+    """Complete every open flight.  Not collective."""
+    while _OPEN:
+        _OPEN[0].wait()
+
+
+def open_flights() -> int:
+    """Number of exchanges posted and not yet waited for on this rank.  Not collective."""
+    return len(_OPEN)

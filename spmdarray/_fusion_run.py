@@ -1,0 +1,454 @@
+"""Evaluation of deferred elementwise trees: one kernel per rank.  Not collective.
+
+:func:`evaluate` flattens a tree of :class:`~spmdarray._fusion.Node` into a
+:class:`Program` (leaves: this rank's blocks of the operands, already fetched
+when the operations were recorded; steps: the ufuncs in NumPy's order) and
+runs it with the compiled kernel of :mod:`._kernels`, or one NumPy call per
+step.  Nothing here sends a message: it waits for the flights the recording
+posted, computing the interior of the block (which reads no ghost cell)
+while they travel, and the boundary strips after they arrived.
+
+An assignment whose destination the operands read (``center[:] =
+center + north + ...``) keeps Jacobi semantics: rows are written back only
+once no row still to be computed reads them (:func:`_lag`,
+:func:`_compute_aliased`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import _fusion as F
+from ._flights import complete
+
+__all__ = ["Program", "evaluate", "flatten", "local_sum"]
+
+
+class Program:
+    """A flattened tree: leaves and steps, in the order eager NumPy runs them."""
+
+    __slots__ = ("leaves", "steps", "index", "flights", "fetches")
+
+    def __init__(self) -> None:
+        self.leaves: list = []  # ("a", block) | ("s", scalar) | ("r", key)
+        self.steps: list = []  # (func, loop dtypes, operand refs)
+        self.index: dict = {}
+        self.flights: list = []  # messages the leaves wait for
+        self.fetches: list = []  # the fetches behind them (their plans)
+
+
+def flatten(node, block):
+    """``(program, root)`` of ``node``; ``block`` is this rank's box of its layout (None: none)."""
+    prog = Program()
+    return prog, _flat(node, prog, block, set())
+
+
+def _flat(node, prog: Program, block, seen: set):
+    """Reference (``("l", i)`` leaf or ``("t", j)`` step) of ``node``'s value."""
+    if id(node) not in seen:
+        seen.add(id(node))
+        if node.flight is not None and not node.flight.done:
+            prog.flights.append(node.flight)
+        prog.fetches.extend(node.fetches)
+    if node.func is F._RAND:
+        return _leaf(prog, ("r", node.args[0]), ("r", node.args[0]))
+    if node.func is F._COPY:
+        return _leaf(prog, ("c", id(node)), ("a", node.locs[0]))
+    refs = []
+    for a, loc in zip(node.args, node.locs):
+        if type(a) is F._ND:
+            if loc is F._INLINE:
+                s = a._s
+                if type(s) is F.Node:
+                    r = _flat(s, prog, block, seen)
+                else:  # evaluated since, on this rank: read its block
+                    blk = s.view_of(a._map, block) if block is not None else None
+                    r = _leaf(prog, (id(s), a._map), ("a", blk))
+            else:
+                r = _leaf(prog, (id(a._s), a._map), ("a", loc))
+        else:
+            r = _leaf(prog, None, ("s", a))
+        refs.append(r)
+    prog.steps.append((node.func, node.loop, tuple(refs)))
+    return ("t", len(prog.steps) - 1)
+
+
+def _leaf(prog, key, leaf):
+    if key is not None:
+        i = prog.index.get(key)
+        if i is not None:
+            return ("l", i)
+        prog.index[key] = len(prog.leaves)
+    prog.leaves.append(leaf)
+    return ("l", len(prog.leaves) - 1)
+
+
+def _here(node):
+    """``(program, root, owned)`` of ``node`` on this rank."""
+    layout = node.layout
+    rank = node.ctx.rank
+    owned = layout.owned_size(rank)
+    prog, root = flatten(node, layout.block(rank) if owned else None)
+    return prog, root, owned
+
+
+def _wait(flights) -> None:
+    for fl in flights:
+        fl.wait()
+
+
+def evaluate(node, dst, fresh: bool, before_write=None) -> None:
+    """Compute ``node`` into the view ``dst`` (same shape, on ``node.layout``).  Not collective.
+
+    ``before_write``: the destination's storage, when it may have messages
+    of other computations in flight; they are completed before it is written.
+    """
+    prog, root, owned = _here(node)
+    F._quiet += 1
+    try:
+        if before_write is not None and before_write.flights:
+            complete(before_write, keep=set(prog.flights))
+        if not owned:
+            _wait(prog.flights)
+            return
+        _run(prog, root, node, dst, fresh)
+    finally:
+        F._quiet -= 1
+
+
+def _run(prog: Program, root, node, dst, fresh: bool) -> None:
+    layout = node.layout
+    block = layout.block(node.ctx.rank)
+    bshape = tuple(hi - lo for lo, hi in block)
+    d = dst._s.view_of(dst._map, block)
+    vals = [lf[1] if lf[0] != "r" else lf for lf in prog.leaves]
+    arrays = [i for i, lf in enumerate(prog.leaves) if lf[0] == "a"]
+    kern = _kernels() if F.settings.compiler == "numba" and _worth_compiling(prog, bshape) else None
+    overlap = (not fresh) and any(_hazard(d, vals[i]) for i in arrays)
+    gshape = dst.shape
+    origin = tuple(lo for lo, _ in block)
+    flights = [fl for fl in prog.flights if not fl.done]
+    if flights:
+        inner = _interior(prog.fetches, gshape, bshape)
+        if inner is not None and overlap:
+            hazards = [vals[i] for i in arrays if _hazard(d, vals[i])]
+            if kern is not None and _overlap_aliased(
+                kern, prog, root, vals, d, hazards, inner, gshape, origin, flights
+            ):
+                return
+        elif inner is not None:
+            sub = tuple(slice(a, b) for a, b in inner)
+            # A send still reading the memory about to be written waits first.
+            if fresh or not any(fl.reads_from(d[sub]) for fl in flights):
+                _compute(kern, prog, root, vals, d, sub, gshape, origin)
+                _wait(flights)
+                for sub in _strips(inner, bshape):
+                    _compute(kern, prog, root, vals, d, sub, gshape, origin)
+                return
+        _wait(flights)
+    full = tuple(slice(0, n) for n in bshape)
+    if overlap:
+        lag = _lag(d, [vals[i] for i in arrays if _hazard(d, vals[i])]) if kern is not None else None
+        if lag is not None:
+            kern.run_lag(prog, root, vals, d, full, gshape, origin, lag)
+        else:
+            _compute_aliased(kern, prog, root, vals, d, arrays, gshape, origin)
+    else:
+        _compute(kern, prog, root, vals, d, full, gshape, origin)
+
+
+def _overlap_aliased(kern, prog, root, vals, d, hazards, inner, gshape, origin, flights) -> bool:
+    """An in-place stencil with its halos in flight (2-D blocks, halos along rows and columns).
+
+    The *core* is the interior box shrunk by how far the operands reach
+    (``h`` rows, ``h1`` columns) on each side that has a boundary strip.
+    The frame between core and strips is computed first into buffers
+    (reading old values), then the core in place through the row ring while
+    the halos travel; after the wait the strips are computed into buffers
+    too (they read only frame and ghost cells, still old), and every buffer
+    is written back.  Returns False (having done nothing) when the case does
+    not apply: other ranks of block, crossing views, a core too thin, or a
+    send still reading the core's memory.
+    """
+    lag = _lag(d, hazards)
+    if lag is None or d.ndim != 2:
+        return False
+    n0, n1 = d.shape
+    item, s0 = d.itemsize, d.strides[0] // d.itemsize
+    width = (n1 - 1) * abs(d.strides[1]) // item
+    base = d.__array_interface__["data"][0]
+    diffs = [(v.__array_interface__["data"][0] - base) // item for v in hazards]
+    h = max(-(-(abs(df) + width) // s0) for df in diffs)
+    (a, b), (c, e) = inner
+    if (c, e) == (0, n1):
+        h1 = 0
+    elif d.strides[1] != item:
+        return False
+    else:
+        h1 = max(abs(df - round(df / s0) * s0) for df in diffs)
+    core = (
+        (a + (h if a > 0 else 0), b - (h if b < n0 else 0)),
+        (c + (h1 if c > 0 else 0), e - (h1 if e < n1 else 0)),
+    )
+    if any(lo >= hi for lo, hi in core):
+        return False
+    csub = tuple(slice(lo, hi) for lo, hi in core)
+    if any(fl.reads_from(d[csub]) for fl in flights):
+        return False
+    held = []
+
+    def hold(sub) -> None:
+        if all(x.stop > x.start for x in sub):
+            tmp = np.empty(tuple(x.stop - x.start for x in sub), d.dtype)
+            _compute_into(kern, prog, root, vals, tmp, sub, gshape, origin)
+            held.append((sub, tmp))
+
+    ishape = (b - a, e - c)
+    rel = tuple((lo - o, hi - o) for (lo, hi), o in zip(core, (a, c)))
+    for sub in _strips(rel, ishape):  # the frame: inner box minus core
+        hold((slice(sub[0].start + a, sub[0].stop + a), slice(sub[1].start + c, sub[1].stop + c)))
+    kern.run_lag(prog, root, vals, d, csub, gshape, origin, lag)
+    _wait(flights)
+    for sub in _strips(inner, d.shape):
+        hold(sub)
+    for sub, tmp in held:
+        d[sub] = tmp
+    return True
+
+
+_SEEN: dict = {}
+
+
+def _worth_compiling(prog: Program, bshape) -> bool:
+    """Compile for large blocks, or for programs evaluated often."""
+    if math.prod(bshape) >= F.settings.jit_min_size:
+        return True
+    key = (
+        tuple((lf[0], lf[1].dtype) if lf[0] != "r" else ("r",) for lf in prog.leaves),
+        tuple((f, lp, r) for f, lp, r in prog.steps),
+        len(bshape),
+    )
+    n = _SEEN.get(key, 0) + 1
+    if len(_SEEN) > 4096:
+        _SEEN.clear()
+    _SEEN[key] = n
+    return n > F.settings.jit_after
+
+
+def _hazard(d, v) -> bool:
+    """Whether writing ``d`` can change what ``v`` reads (other than the same element)."""
+    if not np.may_share_memory(d, v):
+        return False
+    return not (
+        d.shape == v.shape
+        and d.strides == v.strides
+        and d.dtype == v.dtype
+        and d.__array_interface__["data"][0] == v.__array_interface__["data"][0]
+    )
+
+
+def _lag(d, hazards):
+    """Rows a computed row must wait before it is written back, or None.
+
+    For operands with ``d``'s strides (shifted views of the same array, as in
+    a stencil) and rows ascending in memory: row ``i`` of such an operand
+    reads the memory of row ``r`` of ``d`` only if ``|(i - r) s0 + diff|`` is
+    at most the row's extent ``W``, so row ``r`` may be written once row
+    ``r + L`` is computed, with ``L`` the smallest value where
+    ``(L + 1) s0 + diff > W``.
+    """
+    if d.ndim not in (1, 2) or d.size == 0 or d.strides[0] <= 0:
+        return None
+    item = d.itemsize
+    s0 = d.strides[0] // item
+    width = sum((n - 1) * abs(s) for n, s in zip(d.shape[1:], d.strides[1:])) // item
+    base = d.__array_interface__["data"][0]
+    lag = 0
+    for v in hazards:
+        if v.strides != d.strides or v.dtype != d.dtype or v.shape != d.shape:
+            return None
+        diff = (v.__array_interface__["data"][0] - base) // item
+        lag = max(lag, (width - diff) // s0 if width - diff >= 0 else 0)
+    if lag >= d.shape[0]:
+        return None
+    return lag
+
+
+def _interior(fetches, gshape, bshape):
+    """Box of the block (local indices) that reads no ghost cell, or None."""
+    lo = [0] * len(bshape)
+    hi = list(bshape)
+    for f in fetches:
+        plan = f.plan
+        if plan.mode == "temp":
+            return None
+        if plan.mode != "halo" or not plan.recvs:
+            continue
+        st, vm = f.st, f.x._map
+        if vm.shape != gshape:
+            return None
+        own = st.layout.block(st.ctx.rank)
+        walked = {b for b, _ in vm.axes}
+        if any(not own[b][0] <= vm.start[b] < own[b][1] for b in range(len(own)) if b not in walked):
+            return None  # an integer-indexed axis at a ghost position: every cell reads ghosts
+        for k, ((b, step), (nlo, _)) in enumerate(zip(vm.axes, plan.need)):
+            if b < 0:
+                continue
+            olo, ohi = own[b]
+            s0 = vm.start[b]
+            # base index of local cell i is s0 + (nlo + i) * step: inside [olo, ohi)?
+            if step > 0:
+                a = _ceil_div(olo - s0, step) - nlo
+                e = _ceil_div(ohi - s0, step) - nlo
+            else:
+                t = -step
+                a = (s0 - ohi) // t + 1 - nlo
+                e = (s0 - olo) // t + 1 - nlo
+            lo[k] = max(lo[k], a)
+            hi[k] = min(hi[k], e)
+    if any(a >= b for a, b in zip(lo, hi)):
+        return None
+    return tuple(zip(lo, hi))
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -((-a) // b)
+
+
+def _strips(inner, bshape):
+    """Slices covering the block minus the box ``inner``."""
+    nd = len(bshape)
+    out = []
+    for k in range(nd):
+        a, b = inner[k]
+        pre = tuple(slice(inner[j][0], inner[j][1]) for j in range(k))
+        post = tuple(slice(0, bshape[j]) for j in range(k + 1, nd))
+        if a > 0:
+            out.append((*pre, slice(0, a), *post))
+        if b < bshape[k]:
+            out.append((*pre, slice(b, bshape[k]), *post))
+    return out
+
+
+def _compute(kern, prog, root, vals, d, sub, gshape, origin) -> None:
+    """Evaluate the program over the local sub-box ``sub`` into ``d[sub]``."""
+    if any(s.stop <= s.start for s in sub):
+        return
+    if kern is not None:
+        kern.run(prog, root, vals, d, sub, gshape, origin)
+    else:
+        d[sub] = _interpret(prog, root, vals, sub, gshape, origin, d.dtype)
+
+
+def _compute_aliased(kern, prog, root, vals, d, arrays, gshape, origin) -> None:
+    """Compute into ``d`` while some operands read ``d``'s memory: Jacobi semantics.
+
+    Rows (chunks along the first axis) are computed into scratch buffers and
+    written back as soon as no chunk still to be computed reads their memory,
+    so a stencil holds about two chunks of scratch, a reversed view the whole
+    block.
+    """
+    from numpy.lib.array_utils import byte_bounds
+
+    n0 = d.shape[0] if d.ndim else 1
+    if d.ndim == 0:
+        tmp = np.empty((), d.dtype)
+        _compute(kern, prog, root, vals, tmp, (), gshape, origin)
+        d[...] = tmp
+        return
+    row = max(1, d[0].nbytes if d.ndim > 1 else d.itemsize)
+    step = max(1, F.settings.chunk_bytes // row)
+    hazards = [vals[i] for i in arrays if _hazard(d, vals[i])]
+    pending: list = []
+    rest = tuple(slice(0, n) for n in d.shape[1:])
+    for lo in range(0, n0, step):
+        hi = min(n0, lo + step)
+        tmp = np.empty((hi - lo, *d.shape[1:]), d.dtype)
+        _compute_into(kern, prog, root, vals, tmp, (slice(lo, hi), *rest), gshape, origin)
+        pending.append((lo, hi, tmp))
+        # Memory still to be read by the chunks after this one.
+        reads = [byte_bounds(v[hi:]) for v in hazards if hi < n0 and v[hi:].size]
+        while pending:
+            plo, phi, ptmp = pending[0]
+            wl, wh = byte_bounds(d[plo:phi])
+            if any(rl < wh and wl < rh for rl, rh in reads):
+                break
+            d[plo:phi] = ptmp
+            pending.pop(0)
+    for plo, phi, ptmp in pending:
+        d[plo:phi] = ptmp
+
+
+def _compute_into(kern, prog, root, vals, tmp, sub, gshape, origin) -> None:
+    """Evaluate over ``sub`` of the block into the separate buffer ``tmp``."""
+    if any(s.stop <= s.start for s in sub):
+        return
+    if kern is not None:
+        kern.run(prog, root, vals, tmp, sub, gshape, origin, out_is_sub=True)
+    else:
+        tmp[...] = _interpret(prog, root, vals, sub, gshape, origin, tmp.dtype)
+
+
+def _interpret(prog, root, vals, sub, gshape, origin, out_dtype):
+    """The program run one NumPy call at a time on local blocks (the eager results)."""
+    from .random import _uniform_box
+
+    sv = []
+    for v in vals:
+        if isinstance(v, tuple):  # random leaf
+            sv.append(_uniform_box(v[1], _sub_box(sub, origin), gshape))
+        elif isinstance(v, np.ndarray):
+            sv.append(v[sub])
+        else:
+            sv.append(v)
+    temps: list = []
+    with np.errstate(all="ignore"):
+        for func, _loop_dt, refs in prog.steps:
+            ops = [sv[i] if t == "l" else temps[i] for t, i in refs]
+            temps.append(func(*ops))
+    t, i = root
+    res = sv[i] if t == "l" else temps[i]
+    return np.asarray(res).astype(out_dtype, copy=False)
+
+
+def _sub_box(sub, origin):
+    return tuple((o + s.start, o + s.stop) for s, o in zip(sub, origin))
+
+
+_KERNELS = None
+
+
+def _kernels():
+    """The numba kernel module, or None (fallback to NumPy) when it cannot load."""
+    global _KERNELS
+    if _KERNELS is None:
+        try:
+            from . import _kernels as k
+
+            k.check()
+            _KERNELS = k
+        except Exception:  # noqa: BLE001 - numba missing or broken: NumPy evaluates
+            _KERNELS = False
+    return _KERNELS or None
+
+
+def local_sum(node, gshape, res_dtype):
+    """This rank's fused partial ``sum`` of ``node`` (an int/bool tree), or None.  Not collective."""
+    kern = _kernels()
+    if kern is None:
+        return None
+    prog, root, owned = _here(node)
+    F._quiet += 1
+    try:
+        _wait(prog.flights)
+        if not owned:
+            return res_dtype.type(0)
+        block = node.layout.block(node.ctx.rank)
+        vals = [lf[1] if lf[0] != "r" else lf for lf in prog.leaves]
+        full = tuple(slice(0, hi - lo) for lo, hi in block)
+        total = kern.run_sum(prog, root, vals, full, gshape, tuple(lo for lo, _ in block), res_dtype)
+    finally:
+        F._quiet -= 1
+    return res_dtype.type(total)
