@@ -27,6 +27,8 @@ from . import (  # noqa: E402,F401  (they register functions)
     _diagonals,
     _editing,
     _fft,
+    _index_functions,
+    _index_routing,
     _joining,
     _linalg_decomp,
     _linalg_norms,

@@ -20,7 +20,7 @@ import numpy as np
 _UFUNCS = sorted(n for n in dir(np) if isinstance(getattr(np, n, None), np.ufunc))
 
 _ARRAY_FUNCTIONS = [
-    # advanced indexing (_advanced.py)
+    # advanced indexing (_advanced.py, _index_functions.py)
     "argwhere",
     "choose",
     "compress",
