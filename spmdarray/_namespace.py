@@ -110,7 +110,7 @@ _ARRAY_FUNCTIONS = [
     "unique_inverse",
     "unique_values",
     # end sorting
-    # statistics (_statistics.py)
+    # statistics (_statistics.py, _order_statistics.py, _histograms.py)
     "average",
     "bincount",
     "convolve",
