@@ -20,7 +20,7 @@ import numpy as np
 _UFUNCS = sorted(n for n in dir(np) if isinstance(getattr(np, n, None), np.ufunc))
 
 _ARRAY_FUNCTIONS = [
-    # advanced indexing (_advanced.py)
+    # advanced indexing (_advanced.py, _index_functions.py)
     "argwhere",
     "choose",
     "compress",
@@ -110,7 +110,7 @@ _ARRAY_FUNCTIONS = [
     "unique_inverse",
     "unique_values",
     # end sorting
-    # statistics (_statistics.py)
+    # statistics (_statistics.py, _order_statistics.py, _histograms.py)
     "average",
     "bincount",
     "convolve",

@@ -21,7 +21,7 @@ def where(condition, *xy):
     if len(xy) != 2:
         if xy:
             raise ValueError("either both or neither of x and y should be given")
-        from ._advanced import nonzero
+        from ._index_functions import nonzero
 
         return nonzero(condition)
     x, y = xy

@@ -25,8 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from .._creation import _shape
 from ._counter import Box, Stream, _flat_indices, _integers_kernel
-from ._generator import _is_dist, _shape
+from ._parameters import _is_dist
 
 SMALL_POPULATION = 1 << 20
 """Populations up to this size are permuted on every rank identically (8 MiB of keys)."""
