@@ -57,7 +57,7 @@ __all__ = ["Node", "settings", "sync", "record", "is_deferred"]
 
 
 class _Settings:
-    """Fusion settings (the same on every rank).
+    r"""Fusion settings (the same on every rank).
 
     ``enabled``: defer elementwise operations (``SPMDARRAY_FUSE``, default on).
     ``compiler``: ``"numba"`` or ``"numpy"`` (``SPMDARRAY_FUSE_COMPILER``;
@@ -67,13 +67,15 @@ class _Settings:
     ``min_size``: operations with fewer elements run eagerly (their data
     sits in cache, so fusing saves little, and recording costs a few
     microseconds; ``SPMDARRAY_FUSE_MIN_SIZE``, default 16384).
+    ``device``: defer on the CuPy backend too (``SPMDARRAY_FUSE_DEVICE``,
+    default on), evaluated by generated ``cupy.ElementwiseKernel``\ s.
     ``jit_min_size`` and ``jit_after``: a kernel is compiled for blocks of at
     least ``jit_min_size`` elements, or once the same program was evaluated
     ``jit_after`` times; before that NumPy evaluates it (compiling costs
     0.1 to 2 s per new kernel, see docs/fusion.md).
     """
 
-    __slots__ = ("enabled", "compiler", "max_ops", "chunk_bytes", "jit_min_size", "jit_after", "min_size")
+    __slots__ = ("enabled", "compiler", "max_ops", "chunk_bytes", "jit_min_size", "jit_after", "min_size", "device")
 
     def __init__(self) -> None:
         self.enabled = os.environ.get("SPMDARRAY_FUSE", "1").strip().lower() not in ("0", "off", "false", "no")
@@ -83,6 +85,7 @@ class _Settings:
         self.jit_min_size = int(os.environ.get("SPMDARRAY_FUSE_JIT_MIN_SIZE", 1 << 14))
         self.jit_after = int(os.environ.get("SPMDARRAY_FUSE_JIT_AFTER", 3))
         self.min_size = int(os.environ.get("SPMDARRAY_FUSE_MIN_SIZE", 1 << 14))
+        self.device = os.environ.get("SPMDARRAY_FUSE_DEVICE", "1").strip().lower() not in ("0", "off", "false", "no")
 
 
 settings = _Settings()
@@ -155,6 +158,7 @@ class Node:
         "fetches",
         "flight",
         "readers",
+        "st",
     )
 
     def __init__(self, func, args, dtype, loop, shape, ctx, layout, nops, locs=(), fetches=(), flight=None) -> None:
@@ -171,6 +175,7 @@ class Node:
         self.fetches = fetches
         self.flight = flight
         self.readers = None
+        self.st = None  # device backend: the result's allocation, reserved when recorded
 
 
 def is_deferred(x) -> bool:
@@ -255,7 +260,7 @@ def record(func, args, out, where, nout, kwargs):
     kinds = [_kind_of(a) for a in args]
     if any(k is None for k in kinds):
         return NotImplemented
-    if backend_of(ctx).is_device or _errors_raise():
+    if _errors_raise() or (backend_of(ctx).is_device and not settings.device):
         return NotImplemented
     o = None
     if out is not None:
@@ -280,6 +285,9 @@ def record(func, args, out, where, nout, kwargs):
             if sub.readers is None:
                 sub.readers = []
             sub.readers.append(weakref.ref(res))
+            sub.st = None
+    if o is None and backend_of(ctx).is_device:
+        node.st = Storage(ctx, layout, dt)
     if o is not None:
         if not assign(o, res):
             _engine.assign(o, _ND._new(storage(res), None))
@@ -471,7 +479,12 @@ def sync() -> None:
 def _materialise(x) -> Storage:
     """Evaluate the deferred ``x`` into a fresh allocation on its layout.  Not collective."""
     node = x._s
-    st = Storage(node.ctx, node.layout, node.dtype)
+    st = node.st
+    if st is None:
+        # (On a device, a value computed inside another kernel and then needed on
+        # its own: this allocation is this rank's alone.)
+        st = Storage(node.ctx, node.layout, node.dtype, agree=False)
+    node.st = None
     dst = _ND._new(st, None)
     _run.evaluate(node, dst, fresh=True)
     x._s = st
@@ -544,7 +557,7 @@ def local_sum(x, res_dtype):
     collective.
     """
     node = x._s
-    if type(node) is not Node or node.dtype.kind not in "biu" or settings.compiler != "numba":
+    if type(node) is not Node or node.dtype.kind not in "biu" or settings.compiler == "numpy":
         return None
     return _run.local_sum(node, x.shape, res_dtype)
 

@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from . import _fusion as F
+from ._backend import backend_of
 from ._flights import complete
 
 __all__ = ["Program", "evaluate", "flatten", "local_sum"]
@@ -125,11 +126,16 @@ def _run(prog: Program, root, node, dst, fresh: bool) -> None:
     d = dst._s.view_of(dst._map, block)
     vals = [lf[1] if lf[0] != "r" else lf for lf in prog.leaves]
     arrays = [i for i, lf in enumerate(prog.leaves) if lf[0] == "a"]
-    kern = _kernels() if F.settings.compiler == "numba" and _worth_compiling(prog, bshape) else None
-    overlap = (not fresh) and any(_hazard(d, vals[i]) for i in arrays)
     gshape = dst.shape
     origin = tuple(lo for lo, _ in block)
     flights = [fl for fl in prog.flights if not fl.done]
+    be = dst._s.be
+    if be.is_device:
+        kern = _device_kernels() if F.settings.compiler != "numpy" and _worth_compiling(prog, bshape) else None
+        _run_device(kern, prog, root, vals, arrays, d, bshape, gshape, origin, flights, fresh, be)
+        return
+    kern = _kernels() if F.settings.compiler == "numba" and _worth_compiling(prog, bshape) else None
+    overlap = (not fresh) and any(_hazard(d, vals[i]) for i in arrays)
     if flights:
         inner = _interior(prog.fetches, gshape, bshape)
         if inner is not None and overlap:
@@ -157,6 +163,35 @@ def _run(prog: Program, root, node, dst, fresh: bool) -> None:
             _compute_aliased(kern, prog, root, vals, d, arrays, gshape, origin)
     else:
         _compute(kern, prog, root, vals, d, full, gshape, origin)
+
+
+def _run_device(kern, prog, root, vals, arrays, d, bshape, gshape, origin, flights, fresh, be) -> None:
+    """:func:`_run` on device blocks: one generated kernel launch per box.
+
+    Kernel launches return at once, so the interior computes on the GPU while
+    the host waits for the halos.  A destination that an operand may read
+    (``may_share_memory``: GPU threads run in any order) is computed into a
+    scratch block first and copied: Jacobi semantics at the cost of one copy.
+    """
+    xp = be.xp
+    full = tuple(slice(0, n) for n in bshape)
+    if not fresh and any(xp.may_share_memory(d, vals[i]) for i in arrays):
+        _wait(flights)
+        tmp = be.empty(bshape, d.dtype)
+        _compute_into(kern, prog, root, vals, tmp, full, gshape, origin)
+        d[...] = tmp
+        return
+    if flights:
+        inner = _interior(prog.fetches, gshape, bshape)
+        # (Device sends may read the destination directly: only a fresh one overlaps.)
+        if inner is not None and fresh:
+            _compute(kern, prog, root, vals, d, tuple(slice(a, b) for a, b in inner), gshape, origin)
+            _wait(flights)
+            for sub in _strips(inner, bshape):
+                _compute(kern, prog, root, vals, d, sub, gshape, origin)
+            return
+        _wait(flights)
+    _compute(kern, prog, root, vals, d, full, gshape, origin)
 
 
 def _overlap_aliased(kern, prog, root, vals, d, hazards, inner, gshape, origin, flights) -> bool:
@@ -399,7 +434,7 @@ def _interpret(prog, root, vals, sub, gshape, origin, out_dtype):
     for v in vals:
         if isinstance(v, tuple):  # random leaf
             sv.append(_uniform_box(v[1], _sub_box(sub, origin), gshape))
-        elif isinstance(v, np.ndarray):
+        elif not isinstance(v, np.generic) and hasattr(v, "shape"):  # a block (NumPy or device)
             sv.append(v[sub])
         else:
             sv.append(v)
@@ -410,7 +445,9 @@ def _interpret(prog, root, vals, sub, gshape, origin, out_dtype):
             temps.append(func(*ops))
     t, i = root
     res = sv[i] if t == "l" else temps[i]
-    return np.asarray(res).astype(out_dtype, copy=False)
+    if not hasattr(res, "astype"):
+        res = np.asarray(res)
+    return res.astype(out_dtype, copy=False)
 
 
 def _sub_box(sub, origin):
@@ -434,9 +471,27 @@ def _kernels():
     return _KERNELS or None
 
 
+_DEVICE_KERNELS = None
+
+
+def _device_kernels():
+    """The generated-CuPy-kernel module, or None (NumPy calls on device blocks) when it cannot load."""
+    global _DEVICE_KERNELS
+    if _DEVICE_KERNELS is None:
+        try:
+            from . import _kernels_device as k
+
+            k.check()
+            _DEVICE_KERNELS = k
+        except Exception:  # noqa: BLE001 - no ElementwiseKernel: one CuPy call per step
+            _DEVICE_KERNELS = False
+    return _DEVICE_KERNELS or None
+
+
 def local_sum(node, gshape, res_dtype):
     """This rank's fused partial ``sum`` of ``node`` (an int/bool tree), or None.  Not collective."""
-    kern = _kernels()
+    device = backend_of(node.ctx).is_device
+    kern = _device_kernels() if device else _kernels()
     if kern is None:
         return None
     prog, root, owned = _here(node)
@@ -451,4 +506,6 @@ def local_sum(node, gshape, res_dtype):
         total = kern.run_sum(prog, root, vals, full, gshape, tuple(lo for lo, _ in block), res_dtype)
     finally:
         F._quiet -= 1
+    if device:
+        total = backend_of(node.ctx).to_host(total)
     return res_dtype.type(total)

@@ -113,7 +113,7 @@ def _partial_reduce(name, x, axes, dtype, initial=np._NoValue):
         if name == "sum" and dtype is None and len(axes) == x.ndim and _fusion.is_deferred(x):
             fused = _fusion.local_sum(x, res_dtype)
         if fused is not None:
-            mine = np.full((1,) * x.ndim, fused, res_dtype)
+            mine = be.asarray(np.full((1,) * x.ndim, fused, res_dtype))
         else:
             mine = _agreeing(ctx, agree, lambda: _local_reduce(be, fn, x.local, axes, kw, res_dtype))
     elif agree:

@@ -92,7 +92,7 @@ class Storage:
         "flights",
     )
 
-    def __init__(self, ctx, layout: Layout, dtype, *, ghost=None, alloc=None, fill=None) -> None:
+    def __init__(self, ctx, layout: Layout, dtype, *, ghost=None, alloc=None, fill=None, agree: bool = True) -> None:
         self.ctx = ctx
         self.be = be = backend_of(ctx)
         self.layout = layout
@@ -106,7 +106,7 @@ class Storage:
         if alloc is not None:
             self.alloc = alloc
         elif be.is_device:
-            self.alloc = _device_alloc(ctx, be, layout, shape, self.dtype, fill, holds is not None)
+            self.alloc = _device_alloc(ctx, be, layout, shape, self.dtype, fill, holds is not None, agree)
         elif fill is None:
             self.alloc = np.empty(shape, self.dtype)
         elif fill == 0 and holds is not None:
@@ -178,8 +178,8 @@ def _largest_block(layout: Layout) -> int:
     return big
 
 
-def _device_alloc(ctx, be, layout: Layout, shape, dtype, fill, holds: bool):
-    """A device allocation whose failure every rank sees.  Collective.
+def _device_alloc(ctx, be, layout: Layout, shape, dtype, fill, holds: bool, agree: bool = True):
+    """A device allocation whose failure every rank sees.  Collective (not with ``agree=False``).
 
     An out-of-memory error on one rank becomes a MemoryError on every rank
     (one 4-byte all-reduce per allocation of at least
@@ -199,7 +199,7 @@ def _device_alloc(ctx, be, layout: Layout, shape, dtype, fill, holds: bool):
     except MemoryError as e:
         err = e
     limit = config.agree_allocation_bytes
-    if ctx.size > 1 and limit is not None and _largest_block_bytes(layout, dtype) >= limit:
+    if agree and ctx.size > 1 and limit is not None and _largest_block_bytes(layout, dtype) >= limit:
         from .comm import first_failure
 
         bad = first_failure(ctx, err is not None)
