@@ -14,7 +14,11 @@ Runs, alternating in each repeat (reversed order on odd repeats):
   spmdarray at 1 rank;
 * the per-operation overhead (``scaling/overhead.py``);
 * the compile cache: the first stencil iteration in a fresh process with an
-  empty kernel cache, again with the cache on disk, and the steady state.
+  empty kernel cache, again with the cache on disk, and the steady state;
+* the memory-bandwidth bound: ``numpy.copyto`` of each rank's share of the
+  grid (16 bytes moved per element, as the fused stencil moves per cell) at
+  1 and 2 processes, so the stencil's distance to the bandwidth limit is a
+  ratio measured in the same run.
 
 It writes ``scaling/results/fusion.json`` and the "Fused evaluation" section
 of ``docs/performance.md`` (between its generated markers; the same text
@@ -79,7 +83,30 @@ def measure(repeats: int, size: int, pi_n: int, iters: int, timeout: float) -> d
             runs[label].append(work * it / res["seconds"])
             rss[label].append(max(res["rss"]))
             print(f"{label:>9} rep {rep}: {runs[label][-1] / 1e6:9.1f} M/s  rss {rss[label][-1]:.0f} MiB", flush=True)
+        for procs in (1, 2):
+            runs.setdefault(f"copy{procs}", []).append(copy_rate(size * size, procs, iters, timeout))
+            print(f"    copy{procs} rep {rep}: {runs[f'copy{procs}'][-1] / 1e6:9.1f} M/s", flush=True)
     return {"throughput": runs, "rss_mib": rss}
+
+
+_COPY_SCRIPT = (
+    "import json, time, numpy as np\n"
+    "from mpi4py import MPI\n"
+    "c = MPI.COMM_WORLD\n"
+    "n = {n} // c.Get_size()\n"
+    "a = np.random.rand(n); b = np.empty_like(a); ts = []\n"
+    "for _ in range({iters} + 2):\n"
+    "    c.Barrier(); t = time.perf_counter(); np.copyto(b, a); c.Barrier(); ts.append(time.perf_counter() - t)\n"
+    "t = sorted(ts[2:])[len(ts[2:]) // 2]\n"
+    "if c.Get_rank() == 0: print('RESULT ' + json.dumps({{'seconds': t, 'rss': [0]}}))\n"
+)
+
+
+def copy_rate(cells: int, procs: int, iters: int, timeout: float) -> float:
+    """Elements per second that ``procs`` processes copy together (the stencil's bandwidth bound, cells/s)."""
+    cmd = [driver._mpiexec(), "-n", str(procs), sys.executable, "-c", _COPY_SCRIPT.format(n=cells, iters=iters)]
+    res = driver.run_json(cmd, procs, timeout, marker="RESULT ")
+    return cells / res["seconds"]
 
 
 def _probe_script(n: int) -> str:
@@ -153,6 +180,17 @@ def section(res: dict) -> str:
             f"| {c[0]} ({c[2]}, {c[3]} rank{'s' if c[3] > 1 else ''}) | "
             f"{statistics.median(t[c[0]]) / 1e6:.0f} {unit} | {max(res['rss_mib'][c[0]]):.0f} MiB |"
         )
+    if "copy1" in t:
+        f1, f2 = _ratios(t["fused1"], t["copy1"]), _ratios(t["fused2"], t["copy2"])
+        lines += [
+            "",
+            "Bandwidth bound: `numpy.copyto` of each rank's share of the grid moves 16 bytes per element, as the "
+            f"fused stencil does per cell (read the grid, write the centre): {statistics.median(t['copy1']) / 1e6:.0f} "
+            f"M elements/s on 1 process and {statistics.median(t['copy2']) / 1e6:.0f} on 2 processes together "
+            f"({_rng(_ratios(t['copy2'], t['copy1']))} times 1 process). The fused stencil reaches {_rng(f1)} of it "
+            f"at 1 rank and {_rng(f2)} at 2 ranks; the hand-written kernel "
+            f"{_rng(_ratios(t['base1'], t['copy1']))} and {_rng(_ratios(t['base2'], t['copy2']))}.",
+        ]
     o = res.get("overhead")
     if o:
         small = o[0]
