@@ -46,6 +46,7 @@ def exactness(seeds: int, budget_s: float) -> tuple[int, list]:
         ("no FMA", cases.check_no_fma, ()),
         ("integer wrap, float32", cases.check_integer_wrap_and_float32, ()),
         ("stencil, kernel cache", cases.check_stencil_and_kernel_cache, ()),
+        ("in-place stencil (run_lag)", cases.check_in_place_stencil, ()),
     ]
     fixed += [(f"random seed {s}", cases.check_random, (s,)) for s in range(seeds)]
     for name, fn, args in fixed:
@@ -77,7 +78,7 @@ def bench(n: int, iters: int) -> dict:
     kd = cases.kd()
     rng = np.random.default_rng(0)
     u = xp.asarray(rng.random((n + 2, n + 2)))
-    c, no, so, ea, we = u[1:-1, 1:-1], u[:-2, 1:-1], u[2:, 1:-1], u[1:-1, 2:], u[1:-1, :-2]
+    c, no, so, ea, we = cases.views(u)
     scratch = xp.empty((n, n))
     prog, root = stencil_program()
     vals = [c, no, so, ea, we, np.float64(0.2)]

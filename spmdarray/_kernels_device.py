@@ -56,7 +56,7 @@ import hashlib
 
 import numpy as np
 
-__all__ = ["check", "run", "run_sum", "compile_stats", "source"]
+__all__ = ["check", "run", "run_lag", "run_sum", "compile_stats", "source"]
 
 _MASK = (1 << 64) - 1
 _GAMMA = 0x9E3779B97F4A7C15
@@ -331,6 +331,19 @@ def run(prog, root, vals, out, sub, gshape, origin, out_is_sub: bool = False) ->
         args += rnd
     _STATS["calls"] += 1
     _kernel(sig, "store")(*args, o)
+
+
+def run_lag(prog, root, vals, out, sub, gshape, origin, lag: int) -> None:
+    """Evaluate into ``out[sub]`` while operands read ``out``'s memory (Jacobi semantics).  Not collective.
+
+    The CPU kernels write each row back ``lag`` rows late; GPU threads run in
+    no order, so here the sub-box is computed into a buffer and copied back
+    (``lag`` is accepted for the same interface and not used).
+    """
+    shape = tuple(s.stop - s.start for s in sub)
+    tmp = _xp().empty(shape, out.dtype)
+    run(prog, root, vals, tmp, sub, gshape, origin, out_is_sub=True)
+    out[sub] = tmp
 
 
 def run_sum(prog, root, vals, sub, gshape, origin, res_dtype):

@@ -83,6 +83,10 @@ def test_stencil_and_kernel_cache():
     cases.check_stencil_and_kernel_cache()
 
 
+def test_in_place_stencil():
+    cases.check_in_place_stencil()
+
+
 def test_random_seeds_as_the_gpu_script_runs_them():
     for seed in range(3):
         cases.check_random(seed)
