@@ -47,6 +47,7 @@ def exactness(seeds: int, budget_s: float) -> tuple[int, list]:
         ("integer wrap, float32", cases.check_integer_wrap_and_float32, ()),
         ("stencil, kernel cache", cases.check_stencil_and_kernel_cache, ()),
         ("in-place stencil (run_lag)", cases.check_in_place_stencil, ()),
+        ("empty sub-box", cases.check_empty_sub_box, ()),
     ]
     fixed += [(f"random seed {s}", cases.check_random, (s,)) for s in range(seeds)]
     for name, fn, args in fixed:

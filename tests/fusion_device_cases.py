@@ -359,6 +359,20 @@ def check_in_place_stencil() -> None:
     same(dg.get(), want)
 
 
+def check_empty_sub_box() -> None:
+    """An empty sub-box writes nothing; its sum is 0 in the result dtype."""
+    i8 = np.dtype("i8")
+    a = np.arange(12, dtype=i8).reshape(3, 4)
+    prog = program([a, np.int64(3)], [(np.multiply, (i8, i8, i8), (("l", 0), ("l", 1)))])
+    dev = [xp().asarray(a), np.int64(3)]
+    out = xp().asarray(a)
+    sub = (slice(1, 1), slice(0, 4))
+    kd().run(prog, ("t", 0), dev, out, sub, (3, 4), (0, 0))
+    same(out.get(), a)
+    got = kd().run_sum(prog, ("t", 0), dev, sub, (3, 4), (0, 0), i8)
+    assert got == 0 and type(got) is np.int64
+
+
 def check_random(seed: int) -> None:
     """The random-program checks for one seed (full block, both sub-box kinds, sum)."""
     rng = np.random.default_rng(seed)

@@ -92,8 +92,19 @@ def test_random_seeds_as_the_gpu_script_runs_them():
         cases.check_random(seed)
 
 
-def test_check():
+def test_empty_sub_box():
+    cases.check_empty_sub_box()
+
+
+def test_check(monkeypatch):
     cases.kd().check()
+    import types
+
+    from spmdarray import _backend
+
+    monkeypatch.setattr(_backend, "_cupy_module", lambda: types.SimpleNamespace(__name__="nokernels"))
+    with pytest.raises(ImportError, match="ElementwiseKernel"):
+        cases.kd().check()
 
 
 # ------------------------------------------------------------------ the emulation's strictness
