@@ -358,9 +358,10 @@ cuda = types.SimpleNamespace(
 # inside a loop over the C-order index ``i`` of the output, with each
 # parameter name bound to its element (inputs const, outputs by reference) at
 # the arrays' real strides (0 for broadcast axes).  g++ compiles the unit with
-# ``-O2 -ffp-contract=off -fno-fast-math`` into ``FAKE_CUPY_KERNEL_CACHE``
-# (default: a per-user folder under the temporary directory), keyed by the
-# hash of the source; ctypes loads and runs it.  Strict like CuPy: unknown
+# ``-O2 -ffp-contract=off -fno-fast-math`` when NVRTC's ``--fmad=false`` is
+# given (else with multiply-add contraction, NVRTC's default) into
+# ``FAKE_CUPY_KERNEL_CACHE`` (default: a per-user folder under the temporary
+# directory), keyed by the hash of the source; ctypes loads and runs it.  Strict like CuPy: unknown
 # parameter types and unknown compile options raise.
 
 #: CuPy's C++ names of the dtypes a parameter may be declared with.
@@ -396,19 +397,36 @@ def _kernel_params(spec: str) -> list:
     return params
 
 
-def _kernel_options(options) -> None:
+def _kernel_options(options) -> tuple:
+    """g++ flags for NVRTC ``options``.
+
+    NVRTC contracts multiply-adds unless given ``--fmad=false``; so does the
+    emulation (``-ffp-contract=fast``, with ``-mfma`` where the CPU has it), so
+    a kernel built without the option is caught on the CPU too.
+    """
     bad = [o for o in options if o not in _KERNEL_OPTIONS]
     if bad:
         raise ValueError(f"fake_cupy kernels: unknown compile options {bad}")
+    if "--fmad=false" in options:
+        return ("-ffp-contract=off",)
+    return ("-ffp-contract=fast", "-mfma") if _cpu_has_fma() else ("-ffp-contract=fast",)
 
 
-def _kernel_lib(src: str):
+def _cpu_has_fma() -> bool:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return " fma " in f.read().replace("\n", " ")
+    except OSError:
+        return False
+
+
+def _kernel_lib(src: str, flags: tuple):
     import ctypes
     import hashlib
     import subprocess
     import tempfile
 
-    h = hashlib.sha1(src.encode()).hexdigest()[:24]
+    h = hashlib.sha1(repr((src, flags)).encode()).hexdigest()[:24]
     lib = _KERNEL_LIBS.get(h)
     if lib is not None:
         return lib
@@ -422,7 +440,7 @@ def _kernel_lib(src: str):
         with open(cpp, "w") as f:
             f.write(src)
         tmp = f"{so}.{os.getpid()}.tmp"
-        cmd = ["g++", "-O2", "-shared", "-fPIC", "-ffp-contract=off", "-fno-fast-math", "-o", tmp, cpp]
+        cmd = ["g++", "-O2", "-shared", "-fPIC", *flags, "-fno-fast-math", "-o", tmp, cpp]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode:
             raise RuntimeError(f"fake_cupy kernel compilation failed:\n{r.stderr}\n--- source ---\n{src}")
@@ -523,7 +541,7 @@ class ElementwiseKernel:
         opts = kwargs.pop("options", ())
         if kwargs:
             raise TypeError(f"fake_cupy.ElementwiseKernel: unsupported arguments {sorted(kwargs)}")
-        _kernel_options(opts)
+        self._flags = _kernel_options(opts)
         if not name.isidentifier():
             raise ValueError(f"kernel name must be an identifier; got {name!r}")
         self.in_params = _kernel_params(in_params)
@@ -557,7 +575,7 @@ class ElementwiseKernel:
         lib = self._libs.get(key)
         if lib is None:
             src = _kernel_unit(params, self.preamble, len(shape), self.operation)
-            lib = self._libs[key] = _kernel_lib(src)
+            lib = self._libs[key] = _kernel_lib(src, self._flags)
         if all(shape):
             _kernel_call(lib, params, vals + [o._a for o in outs], shape)
         return outs[0] if nout == 1 else tuple(outs)
@@ -580,7 +598,7 @@ class ReductionKernel:
         preamble="",
         options=(),
     ):
-        _kernel_options(options)
+        self._flags = _kernel_options(options)
         if not name.isidentifier():
             raise ValueError(f"kernel name must be an identifier; got {name!r}")
         self.in_params = _kernel_params(in_params)
@@ -627,7 +645,7 @@ class ReductionKernel:
                 f"{self.post_map_expr}; }}"
             )
             src = _kernel_unit(params, pre, len(shape), body, prologue, epilogue)
-            lib = self._libs[key] = _kernel_lib(src)
+            lib = self._libs[key] = _kernel_lib(src, self._flags)
         # the output is bound once, after the loop: give it zero strides
         out = np.broadcast_to(res._a.reshape((1,) * len(shape)), shape) if shape else res._a
         if all(shape):

@@ -317,6 +317,10 @@ def check_integer_wrap_and_float32() -> None:
     )
     run_both(prog, ("t", 2), [a, f], i4)
     run_both(prog, ("t", 5), [a, f], f4)
+    # no signed overflow in the source (undefined in C++), float32 math in float32, no contraction
+    fn = kd().source(kd()._signature(prog, ("t", 5), [a, f], f4, 1), "store")["preamble"]
+    assert "(int)((unsigned int)v0 * (unsigned int)v0)" in fn and "sqrtf(v1)" in fn and "fabsf(t3)" in fn, fn
+    assert "--fmad=false" in kd().OPTIONS
 
 
 def check_stencil_and_kernel_cache() -> None:

@@ -139,3 +139,18 @@ def test_fake_kernels_index_and_broadcast():
     r = x.ReductionKernel("int32 a", "uint64 res", "a", "a + b", "res = a", "0", "r")
     b = np.array([-1, 5, 7], np.int32)
     assert int(r(x.asarray(b))) == (int(b.astype(np.uint64).sum()) & (2**64 - 1))
+
+
+@fake_only
+def test_fake_kernels_contract_without_fmad_false():
+    """As NVRTC, the emulation contracts ``a * b + c`` unless ``--fmad=false``: the no-FMA check is real on a CPU."""
+    from fake_cupy import _cpu_has_fma
+
+    if not _cpu_has_fma():
+        pytest.skip("this CPU has no FMA instruction")
+    x = cases.xp()
+    args = [x.full(2, v) for v in (1 + 2.0**-30, 1 - 2.0**-30, -1.0)]
+    spec = ("float64 a, float64 b, float64 c", "float64 o", "double t = a * b; o = t + c;", "k")
+    fused = x.ElementwiseKernel(*spec)(*args)
+    plain = x.ElementwiseKernel(*spec, options=("--fmad=false",))(*args)
+    assert (fused.get() == -(2.0**-60)).all() and (plain.get() == 0.0).all()
