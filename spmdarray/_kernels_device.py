@@ -4,8 +4,9 @@ Not collective: everything here works on this rank's local (device) blocks.
 
 The interface is :mod:`spmdarray._kernels`'s: :func:`run` evaluates a
 program (``prog.leaves``, ``prog.steps``; see :class:`spmdarray._fusion._Program`)
-over a sub-box of the block into an output, :func:`run_sum` sums a bool or
-integer program.  Each program signature becomes one
+over a sub-box of the block into an output, :func:`run_lag` does so when the
+operands read the output's memory (through a buffer), :func:`run_sum` sums a
+bool or integer program.  Each program signature becomes one
 ``cupy.ElementwiseKernel`` (one ``cupy.ReductionKernel`` for sums): the
 program is a ``__device__`` function in the kernel's preamble that takes the
 operand elements, scalar parameters and random-stream keys, runs the
