@@ -349,3 +349,307 @@ cuda = types.SimpleNamespace(
     alloc_pinned_memory=_alloc_pinned,
     memory=types.SimpleNamespace(OutOfMemoryError=OutOfMemoryError),
 )
+
+
+# -- user-defined kernels, executed on the CPU
+#
+# ``ElementwiseKernel`` and ``ReductionKernel`` compile the CUDA C++ they are
+# given as ordinary C++ (``__device__`` and ``__forceinline__`` defined away)
+# inside a loop over the C-order index ``i`` of the output, with each
+# parameter name bound to its element (inputs const, outputs by reference) at
+# the arrays' real strides (0 for broadcast axes).  g++ compiles the unit with
+# ``-O2 -ffp-contract=off -fno-fast-math`` when NVRTC's ``--fmad=false`` is
+# given (else with multiply-add contraction, NVRTC's default) into
+# ``FAKE_CUPY_KERNEL_CACHE`` (default: a per-user folder under the temporary
+# directory), keyed by the hash of the source; ctypes loads and runs it.  Strict like CuPy: unknown
+# parameter types and unknown compile options raise.
+
+#: CuPy's C++ names of the dtypes a parameter may be declared with.
+_KERNEL_CTYPES = {
+    "bool": "bool",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "int16": "short",
+    "uint16": "unsigned short",
+    "int32": "int",
+    "uint32": "unsigned int",
+    "int64": "long long",
+    "uint64": "unsigned long long",
+    "float32": "float",
+    "float64": "double",
+}
+#: NVRTC options the emulation understands (what g++ does anyway: IEEE, no contraction).
+_KERNEL_OPTIONS = {"--fmad=false", "--ftz=false", "--prec-div=true", "--prec-sqrt=true"}
+_KERNEL_LIBS: dict = {}
+
+
+def _kernel_params(spec: str) -> list:
+    params = []
+    for part in (p.strip() for p in spec.split(",")):
+        if not part:
+            continue
+        words = part.split()
+        if len(words) != 2 or words[0] not in _KERNEL_CTYPES or not words[1].isidentifier():
+            raise ValueError(f"fake_cupy kernels take '<dtype name> <identifier>' parameters; got {part!r}")
+        if words[1] == "i" or words[1].startswith("_"):
+            raise ValueError(f"reserved parameter name {words[1]!r}")
+        params.append((np.dtype(words[0]), words[1]))
+    return params
+
+
+def _kernel_options(options) -> tuple:
+    """g++ flags for NVRTC ``options``.
+
+    NVRTC contracts multiply-adds unless given ``--fmad=false``; so does the
+    emulation (``-ffp-contract=fast``, with ``-mfma`` where the CPU has it), so
+    a kernel built without the option is caught on the CPU too.
+    """
+    bad = [o for o in options if o not in _KERNEL_OPTIONS]
+    if bad:
+        raise ValueError(f"fake_cupy kernels: unknown compile options {bad}")
+    if "--fmad=false" in options:
+        return ("-ffp-contract=off",)
+    return ("-ffp-contract=fast", "-mfma") if _cpu_has_fma() else ("-ffp-contract=fast",)
+
+
+def _cpu_has_fma() -> bool:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return " fma " in f.read().replace("\n", " ")
+    except OSError:
+        return False
+
+
+def _kernel_lib(src: str, flags: tuple):
+    import ctypes
+    import hashlib
+    import subprocess
+    import tempfile
+
+    h = hashlib.sha1(repr((src, flags)).encode()).hexdigest()[:24]
+    lib = _KERNEL_LIBS.get(h)
+    if lib is not None:
+        return lib
+    d = os.environ.get("FAKE_CUPY_KERNEL_CACHE") or os.path.join(
+        tempfile.gettempdir(), f"fake-cupy-kernels-{os.getuid()}"
+    )
+    os.makedirs(d, exist_ok=True)
+    so = os.path.join(d, f"k_{h}.so")
+    if not os.path.exists(so):
+        cpp = os.path.join(d, f"k_{h}.{os.getpid()}.cpp")
+        with open(cpp, "w") as f:
+            f.write(src)
+        tmp = f"{so}.{os.getpid()}.tmp"
+        cmd = ["g++", "-O2", "-shared", "-fPIC", *flags, "-fno-fast-math", "-o", tmp, cpp]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode:
+            raise RuntimeError(f"fake_cupy kernel compilation failed:\n{r.stderr}\n--- source ---\n{src}")
+        os.replace(tmp, so)
+        os.remove(cpp)
+    lib = ctypes.CDLL(so)
+    lib.spmd_fake_run.restype = None
+    lib.spmd_fake_run.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_longlong]
+    _KERNEL_LIBS[h] = lib
+    return lib
+
+
+# No standard headers (they triple the compile time): the CUDA math functions the
+# generated kernels may call are declared here; any other is a compile error.
+_KERNEL_HEAD = """extern "C" { double sqrt(double); float sqrtf(float); double fabs(double); float fabsf(float); }
+typedef decltype((char*)0 - (char*)0) ptrdiff_t;
+#define __device__
+#define __forceinline__ inline
+"""
+
+
+def _kernel_unit(params, preamble: str, nd: int, body: str, prologue: str = "", epilogue: str = "") -> str:
+    """C++ unit: ``spmd_fake_run(ptrs, strides, shape, n)`` loops ``i`` over ``n`` elements."""
+    binds = []
+    for k, (dt, name, kind) in enumerate(params):
+        ct = _KERNEL_CTYPES[dt.name]
+        off = " + ".join([f"idx[{d}] * st[{k * max(nd, 1) + d}]" for d in range(nd)] or ["0"])
+        if kind == "scalar":
+            binds.append(f"const {ct} {name} = *(const {ct}*)p[{k}];")
+        elif kind == "in":
+            binds.append(f"const {ct}& {name} = *(const {ct}*)(p[{k}] + ({off}));")
+        elif kind == "out":
+            binds.append(f"{ct}& {name} = *({ct}*)(p[{k}] + ({off}));")
+    lines = [
+        _KERNEL_HEAD,
+        preamble,
+        'extern "C" void spmd_fake_run(char** p, const long long* st, const long long* shape, long long n) {',
+        prologue,
+        "    for (ptrdiff_t i = 0; i < n; ++i) {",
+        f"        long long idx[{max(nd, 1)}]; long long r = i;",
+        f"        for (int d = {nd - 1}; d >= 0; --d) {{ idx[d] = r % shape[d]; r /= shape[d]; }}",
+        *("        " + b for b in binds),
+        "        {",
+        body,
+        "        }",
+        "    }",
+        epilogue,
+        "}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _kernel_call(lib, params, args, shape) -> None:
+    import ctypes
+
+    nd = len(shape)
+    ptrs = (ctypes.c_void_p * len(params))()
+    strides = (ctypes.c_longlong * (len(params) * max(nd, 1)))()
+    keep = []
+    for k, ((dt, _, kind), a) in enumerate(zip(params, args)):
+        if kind == "scalar":
+            v = np.array(a, dtype=dt)
+            keep.append(v)
+            ptrs[k] = v.ctypes.data
+            continue
+        b = np.broadcast_to(a, shape) if kind == "in" else a
+        ptrs[k] = b.ctypes.data
+        for d in range(nd):
+            strides[k * max(nd, 1) + d] = b.strides[d]
+    shp = (ctypes.c_longlong * max(nd, 1))(*shape)
+    n = int(np.prod(shape, dtype=np.int64))
+    lib.spmd_fake_run(ptrs, strides, shp, n)
+    del keep
+
+
+def _kernel_args(in_params, args, cls_name):
+    if len(args) < len(in_params):
+        raise TypeError(f"{cls_name}: wrong number of arguments ({len(args)} for {len(in_params)} inputs)")
+    kinds, vals = [], []
+    for (dt, name), a in zip(in_params, args):
+        if isinstance(a, np.ndarray):
+            raise TypeError(f"Unsupported type {type(a)}")
+        if isinstance(a, ndarray):
+            if a.dtype != dt:
+                raise TypeError(f"{cls_name}: parameter {name} is {dt}, got an array of {a.dtype}")
+            kinds.append("in")
+            vals.append(a._a)
+        else:
+            kinds.append("scalar")
+            vals.append(a)
+    return kinds, vals
+
+
+class ElementwiseKernel:
+    """CuPy's ``ElementwiseKernel`` (concrete dtypes, no ``raw``), run as compiled C++ on the CPU."""
+
+    def __init__(self, in_params, out_params, operation, name="kernel", reduce_dims=True, preamble="", **kwargs):
+        opts = kwargs.pop("options", ())
+        if kwargs:
+            raise TypeError(f"fake_cupy.ElementwiseKernel: unsupported arguments {sorted(kwargs)}")
+        self._flags = _kernel_options(opts)
+        if not name.isidentifier():
+            raise ValueError(f"kernel name must be an identifier; got {name!r}")
+        self.in_params = _kernel_params(in_params)
+        self.out_params = _kernel_params(out_params)
+        self.operation = operation
+        self.preamble = preamble
+        self.name = name
+        self._libs: dict = {}
+
+    def __call__(self, *args, size=None):
+        nin, nout = len(self.in_params), len(self.out_params)
+        kinds, vals = _kernel_args(self.in_params, args, "ElementwiseKernel")
+        outs = list(args[nin:])
+        arrays = [v for k, v in zip(kinds, vals) if k == "in"]
+        if outs and len(outs) != nout:
+            raise TypeError(f"ElementwiseKernel: wrong number of arguments ({len(args)} for {nin + nout})")
+        if not outs:
+            shape = np.broadcast_shapes(*(a.shape for a in arrays))
+            outs = [empty(shape, dt) for dt, _ in self.out_params]
+        for (dt, name), o in zip(self.out_params, outs):
+            if not isinstance(o, ndarray) or o.dtype != dt:
+                raise TypeError(f"ElementwiseKernel: output {name} must be a {dt} array")
+        shape = outs[0].shape
+        for a in arrays:
+            np.broadcast_shapes(a.shape, shape)  # raises ValueError as CuPy does
+            if np.broadcast_shapes(a.shape, shape) != shape:
+                raise ValueError(f"operands could not be broadcast to the output shape {shape}")
+        params = [(dt, nm, k) for (dt, nm), k in zip(self.in_params, kinds)]
+        params += [(dt, nm, "out") for dt, nm in self.out_params]
+        key = (tuple(kinds), len(shape))
+        lib = self._libs.get(key)
+        if lib is None:
+            src = _kernel_unit(params, self.preamble, len(shape), self.operation)
+            lib = self._libs[key] = _kernel_lib(src, self._flags)
+        if all(shape):
+            _kernel_call(lib, params, vals + [o._a for o in outs], shape)
+        return outs[0] if nout == 1 else tuple(outs)
+
+
+class ReductionKernel:
+    """CuPy's ``ReductionKernel`` for full reductions (``axis=None``), run as compiled C++ on the CPU."""
+
+    def __init__(
+        self,
+        in_params,
+        out_params,
+        map_expr,
+        reduce_expr,
+        post_map_expr,
+        identity,
+        name="reduce_kernel",
+        reduce_type=None,
+        reduce_dims=True,
+        preamble="",
+        options=(),
+    ):
+        self._flags = _kernel_options(options)
+        if not name.isidentifier():
+            raise ValueError(f"kernel name must be an identifier; got {name!r}")
+        self.in_params = _kernel_params(in_params)
+        self.out_params = _kernel_params(out_params)
+        if len(self.out_params) != 1:
+            raise ValueError("fake_cupy.ReductionKernel takes one output")
+        if reduce_type is not None and reduce_type not in _KERNEL_CTYPES:
+            raise ValueError(f"unknown reduce_type {reduce_type!r}")
+        self.reduce_type = np.dtype(reduce_type or self.out_params[0][0])
+        self.map_expr, self.reduce_expr, self.post_map_expr = map_expr, reduce_expr, post_map_expr
+        self.identity = identity
+        self.preamble = preamble
+        self._libs: dict = {}
+
+    def __call__(self, *args, axis=None, keepdims=False):
+        if axis is not None or keepdims:
+            raise NotImplementedError("fake_cupy.ReductionKernel: full reductions only")
+        nin = len(self.in_params)
+        if len(args) != nin:
+            raise TypeError(f"ReductionKernel: wrong number of arguments ({len(args)} for {nin})")
+        kinds, vals = _kernel_args(self.in_params, args, "ReductionKernel")
+        arrays = [v for k, v in zip(kinds, vals) if k == "in"]
+        if not arrays:
+            raise ValueError("ReductionKernel needs at least one array argument")
+        shape = np.broadcast_shapes(*(a.shape for a in arrays))
+        dt, oname = self.out_params[0]
+        res = empty((), dt)
+        params = [(d, nm, k) for (d, nm), k in zip(self.in_params, kinds)] + [(dt, "spmd_fake_res", "out")]
+        key = (tuple(kinds), len(shape))
+        lib = self._libs.get(key)
+        if lib is None:
+            rt = _KERNEL_CTYPES[self.reduce_type.name]
+            pre = (
+                self.preamble
+                + f"\ntypedef {rt} _type_reduce;\n"
+                + "static inline _type_reduce spmd_fake_reduce(_type_reduce a, _type_reduce b) "
+                + f"{{ return ({self.reduce_expr}); }}\n"
+            )
+            prologue = f"    _type_reduce spmd_acc = (_type_reduce)({self.identity});"
+            body = f"            spmd_acc = spmd_fake_reduce(spmd_acc, static_cast<_type_reduce>({self.map_expr}));"
+            ct = _KERNEL_CTYPES[dt.name]
+            epilogue = (
+                f"    {{ _type_reduce a = spmd_acc; {ct}& {oname} = *({ct}*)p[{len(params) - 1}]; "
+                f"{self.post_map_expr}; }}"
+            )
+            src = _kernel_unit(params, pre, len(shape), body, prologue, epilogue)
+            lib = self._libs[key] = _kernel_lib(src, self._flags)
+        # the output is bound once, after the loop: give it zero strides
+        out = np.broadcast_to(res._a.reshape((1,) * len(shape)), shape) if shape else res._a
+        if all(shape):
+            _kernel_call(lib, params, vals + [out], shape)
+        else:
+            res._a[()] = np.array(self.identity if self.identity else 0).astype(dt)
+        return res
