@@ -3,7 +3,7 @@
 Not collective: everything here works on this rank's local (device) blocks.
 
 The interface is :mod:`spmdarray._kernels`'s: :func:`run` evaluates a
-program (``prog.leaves``, ``prog.steps``; see :class:`spmdarray._fusion._Program`)
+program (``prog.leaves``, ``prog.steps``; see :class:`spmdarray._fusion_run.Program`)
 over a sub-box of the block into an output, :func:`run_lag` does so when the
 operands read the output's memory (through a buffer), :func:`run_sum` sums a
 bool or integer program.  Each program signature becomes one

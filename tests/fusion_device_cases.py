@@ -4,7 +4,7 @@ tests/test_fusion_device.py (hypothesis) and scaling/device_fusion_check.py
 
 Each ``check_*`` evaluates programs with the generated CuPy kernels on device
 blocks and compares bit for bit (NaN payloads aside) with
-``spmdarray._fusion._interpret`` run on host copies of the same data.  A
+``spmdarray._fusion_run._interpret`` run on host copies of the same data.  A
 program's random choices come from a ``pick`` object (:class:`RngPick` or the
 test's hypothesis adapter).  Not collective.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from spmdarray import _fusion
+from spmdarray import _fusion, _fusion_run
 
 DTYPES = [np.dtype(d) for d in ("bool", "uint8", "int32", "int64", "float32", "float64")]
 UFUNCS = list(_fusion.FUSABLE)
@@ -182,7 +182,7 @@ def out_dtype_for(rng, dt):
 
 def reference(prog, root, host, sub, gshape, origin, odt):
     with np.errstate(all="ignore"):
-        return np.asarray(_fusion._interpret(prog, root, host, sub, gshape, origin, odt))
+        return np.asarray(_fusion_run._interpret(prog, root, host, sub, gshape, origin, odt))
 
 
 # ------------------------------------------------------------------ checks

@@ -431,7 +431,7 @@ def test_jacobi_overlaps_halos_with_the_interior(compiler, shape, monkeypatch):
     monkeypatch.setattr(_fusion_run, "_overlap_aliased", spy)
     g, g0 = _jacobi(shape, 25, 3)
     assert_eq(g, g0, exact=True)
-    if compiler == "numba" and g.layout.nprocs > 1:
+    if compiler == "numba" and g.layout.nprocs > 1 and not ON_DEVICE:  # (device: scratch block, see fusion.md)
         assert any(used), g.layout.dims
 
 

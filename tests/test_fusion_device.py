@@ -3,7 +3,7 @@
 Random programs (trees of the fusable ufuncs over mixed dtypes, scalars,
 strided, negative-step and broadcast operands, random leaves) are evaluated
 by the generated CuPy kernels on device blocks and compared bit for bit (NaN
-payloads aside) with ``spmdarray._fusion._interpret`` on host copies of the
+payloads aside) with ``spmdarray._fusion_run._interpret`` on host copies of the
 same data (the cases live in ``fusion_device_cases``, shared with
 ``scaling/device_fusion_check.py``).  Runs under the emulated backend
 (``SPMDARRAY_BACKEND=cupy SPMDARRAY_CUPY_MODULE=fake_cupy``: the generated
