@@ -385,8 +385,8 @@ def random_leaf(key: int, shape, comm):
 
     Element ``i`` (global C-order flat index) is the top 53 bits of
     SplitMix64 output ``i`` of stream ``key`` times ``2**-53``: the same bits
-    as the eager generator.  None when fusion is off or the backend is a GPU.
-    Not collective (no communication; a new context is collective once).
+    as the eager generator.  None when fusion is off (or off on the device backend).
+    Collective (no message; on a device, the result's allocation is agreed).
     """
     if not settings.enabled:
         return None
@@ -394,10 +394,13 @@ def random_leaf(key: int, shape, comm):
     from .decomposition import Layout
 
     ctx = context(comm, None)
-    if backend_of(ctx).is_device or math.prod(shape) < settings.min_size:
+    be = backend_of(ctx)
+    if (be.is_device and not settings.device) or math.prod(shape) < settings.min_size:
         return None
     layout = Layout.balanced(shape, ctx.size)
     node = Node(_RAND, (key,), np.dtype(np.float64), None, shape, ctx, layout, 1)
+    if be.is_device:
+        node.st = Storage(ctx, layout, node.dtype)  # agreed now (see ``Node.st``)
     return _deferred(node)
 
 

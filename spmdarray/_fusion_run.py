@@ -374,7 +374,7 @@ def _compute(kern, prog, root, vals, d, sub, gshape, origin) -> None:
     if kern is not None:
         kern.run(prog, root, vals, d, sub, gshape, origin)
     else:
-        d[sub] = _interpret(prog, root, vals, sub, gshape, origin, d.dtype)
+        d[sub] = _on(d, _interpret(prog, root, vals, sub, gshape, origin, d.dtype))
 
 
 def _compute_aliased(kern, prog, root, vals, d, arrays, gshape, origin) -> None:
@@ -423,17 +423,21 @@ def _compute_into(kern, prog, root, vals, tmp, sub, gshape, origin) -> None:
     if kern is not None:
         kern.run(prog, root, vals, tmp, sub, gshape, origin, out_is_sub=True)
     else:
-        tmp[...] = _interpret(prog, root, vals, sub, gshape, origin, tmp.dtype)
+        tmp[...] = _on(tmp, _interpret(prog, root, vals, sub, gshape, origin, tmp.dtype))
 
 
 def _interpret(prog, root, vals, sub, gshape, origin, out_dtype):
     """The program run one NumPy call at a time on local blocks (the eager results)."""
     from .random import _uniform_box
 
+    blocks = [v for v in vals if not isinstance(v, (tuple, np.generic)) and hasattr(v, "shape")]
+    xp = np if not blocks or isinstance(blocks[0], np.ndarray) else _device_xp()
+
     sv = []
     for v in vals:
         if isinstance(v, tuple):  # random leaf
-            sv.append(_uniform_box(v[1], _sub_box(sub, origin), gshape))
+            u = _uniform_box(v[1], _sub_box(sub, origin), gshape)
+            sv.append(u if xp is np else xp.asarray(u))
         elif not isinstance(v, np.generic) and hasattr(v, "shape"):  # a block (NumPy or device)
             sv.append(v[sub])
         else:
@@ -448,6 +452,13 @@ def _interpret(prog, root, vals, sub, gshape, origin, out_dtype):
     if not hasattr(res, "astype"):
         res = np.asarray(res)
     return res.astype(out_dtype, copy=False)
+
+
+def _on(dst, res):
+    """``res`` on ``dst``'s side (a program of random leaves only is computed on the host)."""
+    if isinstance(res, np.ndarray) and not isinstance(dst, np.ndarray):
+        return _device_xp().asarray(res)
+    return res
 
 
 def _sub_box(sub, origin):
@@ -472,6 +483,12 @@ def _kernels():
 
 
 _DEVICE_KERNELS = None
+
+
+def _device_xp():
+    from ._backend import _cupy_module
+
+    return _cupy_module()
 
 
 def _device_kernels():

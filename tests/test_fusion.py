@@ -351,7 +351,6 @@ def test_fusion_off_is_eager(monkeypatch):
 
 
 # --------------------------------------------------- random draws and sums
-@pytest.mark.skipif(ON_DEVICE, reason="random draws on the device backend are made eagerly")
 def test_random_draws_fuse_with_identical_bits(compiler, monkeypatch):
     sp.random.seed(123)
     x = sp.random.random((6, 7))
