@@ -140,9 +140,7 @@ def _run(prog: Program, root, node, dst, fresh: bool) -> None:
         inner = _interior(prog.fetches, gshape, bshape)
         if inner is not None and overlap:
             hazards = [vals[i] for i in arrays if _hazard(d, vals[i])]
-            if kern is not None and _overlap_aliased(
-                kern, prog, root, vals, d, hazards, inner, gshape, origin, flights
-            ):
+            if _overlap_aliased(kern, prog, root, vals, d, hazards, inner, gshape, origin, flights):
                 return
         elif inner is not None:
             sub = tuple(slice(a, b) for a, b in inner)
@@ -160,7 +158,9 @@ def _run(prog: Program, root, node, dst, fresh: bool) -> None:
         if lag is not None:
             kern.run_lag(prog, root, vals, d, full, gshape, origin, lag)
         else:
-            _compute_aliased(kern, prog, root, vals, d, arrays, gshape, origin)
+            _compute_aliased(
+                kern, prog, root, vals, d, [vals[i] for i in arrays if _hazard(d, vals[i])], gshape, origin
+            )
     else:
         _compute(kern, prog, root, vals, d, full, gshape, origin)
 
@@ -194,38 +194,53 @@ def _run_device(kern, prog, root, vals, arrays, d, bshape, gshape, origin, fligh
     _compute(kern, prog, root, vals, d, full, gshape, origin)
 
 
-def _overlap_aliased(kern, prog, root, vals, d, hazards, inner, gshape, origin, flights) -> bool:
-    """An in-place stencil with its halos in flight (2-D blocks, halos along rows and columns).
+def _reach(d, hazards):
+    """How far the operands reach from each cell of ``d``, per axis, or None.
 
-    The *core* is the interior box shrunk by how far the operands reach
-    (``h`` rows, ``h1`` columns) on each side that has a boundary strip.
-    The frame between core and strips is computed first into buffers
-    (reading old values), then the core in place through the row ring while
-    the halos travel; after the wait the strips are computed into buffers
-    too (they read only frame and ghost cells, still old), and every buffer
-    is written back.  Returns False (having done nothing) when the case does
-    not apply: other ranks of block, crossing views, a core too thin, or a
-    send still reading the core's memory.
+    The operands must be shifted views of ``d``'s memory with its shape,
+    dtype and strides (a stencil); each offset is split over ``d``'s
+    strides (positive and decreasing) into per-axis shifts.
     """
-    lag = _lag(d, hazards)
-    if lag is None or d.ndim != 2:
-        return False
-    n0, n1 = d.shape
-    item, s0 = d.itemsize, d.strides[0] // d.itemsize
-    width = (n1 - 1) * abs(d.strides[1]) // item
+    item = d.itemsize
+    strides = [s // item for s in d.strides]
+    if any(s <= 0 for s in strides) or any(a <= b for a, b in zip(strides, strides[1:])):
+        return None
     base = d.__array_interface__["data"][0]
-    diffs = [(v.__array_interface__["data"][0] - base) // item for v in hazards]
-    h = max(-(-(abs(df) + width) // s0) for df in diffs)
-    (a, b), (c, e) = inner
-    if (c, e) == (0, n1):
-        h1 = 0
-    elif d.strides[1] != item:
+    reach = [0] * d.ndim
+    for v in hazards:
+        if v.strides != d.strides or v.dtype != d.dtype or v.shape != d.shape:
+            return None
+        rem = (v.__array_interface__["data"][0] - base) // item
+        for k, st in enumerate(strides):
+            r = round(rem / st)
+            rem -= r * st
+            reach[k] = max(reach[k], abs(r))
+        if rem:
+            return None
+    return reach
+
+
+def _overlap_aliased(kern, prog, root, vals, d, hazards, inner, gshape, origin, flights) -> bool:
+    """An in-place stencil with its halos in flight (any number of axes, halos along any of them).
+
+    The *core* is the interior box shrunk, on each side that has a boundary
+    strip, by how far the operands reach along that axis.  The frame between
+    core and strips is computed first into buffers (reading old values),
+    then the core in place (2-D: the row ring; otherwise row chunks, both
+    keeping Jacobi semantics) while the halos travel; after the wait the
+    strips are computed into buffers too (they read only frame and ghost
+    cells, still old), and every buffer is written back.  Returns False
+    (having done nothing) when the case does not apply: operands that are
+    not shifted views of the destination, a core too thin, or a send still
+    reading the core's memory.
+    """
+    if d.ndim == 0:
         return False
-    else:
-        h1 = max(abs(df - round(df / s0) * s0) for df in diffs)
-    core = (
-        (a + (h if a > 0 else 0), b - (h if b < n0 else 0)),
-        (c + (h1 if c > 0 else 0), e - (h1 if e < n1 else 0)),
+    reach = _reach(d, hazards)
+    if reach is None:
+        return False
+    core = tuple(
+        (lo + (h if lo > 0 else 0), hi - (h if hi < n else 0)) for (lo, hi), h, n in zip(inner, reach, d.shape)
     )
     if any(lo >= hi for lo, hi in core):
         return False
@@ -240,11 +255,15 @@ def _overlap_aliased(kern, prog, root, vals, d, hazards, inner, gshape, origin, 
             _compute_into(kern, prog, root, vals, tmp, sub, gshape, origin)
             held.append((sub, tmp))
 
-    ishape = (b - a, e - c)
-    rel = tuple((lo - o, hi - o) for (lo, hi), o in zip(core, (a, c)))
+    ishape = tuple(hi - lo for lo, hi in inner)
+    rel = tuple((lo - a, hi - a) for (lo, hi), (a, _) in zip(core, inner))
     for sub in _strips(rel, ishape):  # the frame: inner box minus core
-        hold((slice(sub[0].start + a, sub[0].stop + a), slice(sub[1].start + c, sub[1].stop + c)))
-    kern.run_lag(prog, root, vals, d, csub, gshape, origin, lag)
+        hold(tuple(slice(x.start + a, x.stop + a) for x, (a, _) in zip(sub, inner)))
+    lag = _lag(d, hazards) if kern is not None and d.ndim == 2 else None
+    if lag is not None:
+        kern.run_lag(prog, root, vals, d, csub, gshape, origin, lag)
+    else:
+        _compute_aliased(kern, prog, root, vals, d, hazards, gshape, origin, core)
     _wait(flights)
     for sub in _strips(inner, d.shape):
         hold(sub)
@@ -377,43 +396,44 @@ def _compute(kern, prog, root, vals, d, sub, gshape, origin) -> None:
         d[sub] = _on(d, _interpret(prog, root, vals, sub, gshape, origin, d.dtype))
 
 
-def _compute_aliased(kern, prog, root, vals, d, arrays, gshape, origin) -> None:
-    """Compute into ``d`` while some operands read ``d``'s memory: Jacobi semantics.
+def _compute_aliased(kern, prog, root, vals, d, hazards, gshape, origin, box=None) -> None:
+    """Compute into ``d`` (or its sub-box ``box``) while operands read ``d``'s memory: Jacobi semantics.
 
     Rows (chunks along the first axis) are computed into scratch buffers and
     written back as soon as no chunk still to be computed reads their memory,
     so a stencil holds about two chunks of scratch, a reversed view the whole
-    block.
+    block.  ``hazards``: the operands' blocks that share memory with ``d``.
     """
     from numpy.lib.array_utils import byte_bounds
 
-    n0 = d.shape[0] if d.ndim else 1
     if d.ndim == 0:
         tmp = np.empty((), d.dtype)
         _compute(kern, prog, root, vals, tmp, (), gshape, origin)
         d[...] = tmp
         return
-    row = max(1, d[0].nbytes if d.ndim > 1 else d.itemsize)
+    box = box or tuple((0, n) for n in d.shape)
+    (a0, b0), rest = box[0], tuple(slice(lo, hi) for lo, hi in box[1:])
+    shape = tuple(hi - lo for lo, hi in box)
+    row = max(1, math.prod(shape[1:]) * d.itemsize)
     step = max(1, F.settings.chunk_bytes // row)
-    hazards = [vals[i] for i in arrays if _hazard(d, vals[i])]
     pending: list = []
-    rest = tuple(slice(0, n) for n in d.shape[1:])
-    for lo in range(0, n0, step):
-        hi = min(n0, lo + step)
-        tmp = np.empty((hi - lo, *d.shape[1:]), d.dtype)
+    for lo in range(a0, b0, step):
+        hi = min(b0, lo + step)
+        tmp = np.empty((hi - lo, *shape[1:]), d.dtype)
         _compute_into(kern, prog, root, vals, tmp, (slice(lo, hi), *rest), gshape, origin)
         pending.append((lo, hi, tmp))
         # Memory still to be read by the chunks after this one.
-        reads = [byte_bounds(v[hi:]) for v in hazards if hi < n0 and v[hi:].size]
+        later = (slice(hi, b0), *rest)
+        reads = [byte_bounds(v[later]) for v in hazards if hi < b0 and v[later].size]
         while pending:
             plo, phi, ptmp = pending[0]
-            wl, wh = byte_bounds(d[plo:phi])
+            wl, wh = byte_bounds(d[(slice(plo, phi), *rest)])
             if any(rl < wh and wl < rh for rl, rh in reads):
                 break
-            d[plo:phi] = ptmp
+            d[(slice(plo, phi), *rest)] = ptmp
             pending.pop(0)
     for plo, phi, ptmp in pending:
-        d[plo:phi] = ptmp
+        d[(slice(plo, phi), *rest)] = ptmp
 
 
 def _compute_into(kern, prog, root, vals, tmp, sub, gshape, origin) -> None:
