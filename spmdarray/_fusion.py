@@ -52,6 +52,7 @@ from . import _engine
 from ._backend import backend_of
 from ._flights import complete, complete_all
 from ._storage import Storage
+from .comm import local_rank
 
 __all__ = ["Node", "settings", "sync", "record", "is_deferred"]
 
@@ -67,6 +68,10 @@ class _Settings:
     ``min_size``: operations with fewer elements run eagerly (their data
     sits in cache, so fusing saves little, and recording costs a few
     microseconds; ``SPMDARRAY_FUSE_MIN_SIZE``, default 16384).
+    ``overlap``: compute the interior while halos travel (``SPMDARRAY_FUSE_OVERLAP``:
+    ``auto``, the default, overlaps unless a node runs more ranks than it
+    has cores, where a waiting rank leaves its core to another anyway and
+    the split into interior and strips only costs; ``1``/``0``: always/never).
     ``device``: defer on the CuPy backend too (``SPMDARRAY_FUSE_DEVICE``,
     default on), evaluated by generated ``cupy.ElementwiseKernel``\ s.
     ``jit_min_size`` and ``jit_after``: a kernel is compiled for blocks of at
@@ -75,7 +80,17 @@ class _Settings:
     0.1 to 2 s per new kernel, see docs/fusion.md).
     """
 
-    __slots__ = ("enabled", "compiler", "max_ops", "chunk_bytes", "jit_min_size", "jit_after", "min_size", "device")
+    __slots__ = (
+        "enabled",
+        "compiler",
+        "max_ops",
+        "chunk_bytes",
+        "jit_min_size",
+        "jit_after",
+        "min_size",
+        "device",
+        "overlap",
+    )
 
     def __init__(self) -> None:
         self.enabled = os.environ.get("SPMDARRAY_FUSE", "1").strip().lower() not in ("0", "off", "false", "no")
@@ -86,6 +101,8 @@ class _Settings:
         self.jit_after = int(os.environ.get("SPMDARRAY_FUSE_JIT_AFTER", 3))
         self.min_size = int(os.environ.get("SPMDARRAY_FUSE_MIN_SIZE", 1 << 14))
         self.device = os.environ.get("SPMDARRAY_FUSE_DEVICE", "1").strip().lower() not in ("0", "off", "false", "no")
+        ov = os.environ.get("SPMDARRAY_FUSE_OVERLAP", "auto").strip().lower()
+        self.overlap = "auto" if ov == "auto" else ov not in ("0", "off", "false", "no")
 
 
 settings = _Settings()
@@ -275,6 +292,8 @@ def record(func, args, out, where, nout, kwargs):
     dt = _engine._checked_dtypes(func, args, (o,), None, {}, 1)[0]
     if dt != lp[-1] or (o is not None and o.dtype != dt):
         return NotImplemented
+    if ctx.size > 1 and ctx._local is None and settings.overlap == "auto":
+        local_rank(ctx)  # ranks per node, for the overlap decision (collective once per context)
     # Computed where the eager engine would compute it, with the same messages.
     layout = o._layout if o is not None else _engine.choose_layout(ctx, args, shape)
     node = _build(func, args, lp, dt, shape, ctx, layout, nops)

@@ -17,6 +17,7 @@ once no row still to be computed reads them (:func:`_lag`,
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 
@@ -132,12 +133,12 @@ def _run(prog: Program, root, node, dst, fresh: bool) -> None:
     be = dst._s.be
     if be.is_device:
         kern = _device_kernels() if F.settings.compiler != "numpy" and _worth_compiling(prog, bshape) else None
-        _run_device(kern, prog, root, vals, arrays, d, bshape, gshape, origin, flights, fresh, be)
+        _run_device(kern, prog, root, vals, arrays, d, bshape, gshape, origin, flights, fresh, be, node.ctx)
         return
     kern = _kernels() if F.settings.compiler == "numba" and _worth_compiling(prog, bshape) else None
     overlap = (not fresh) and any(_hazard(d, vals[i]) for i in arrays)
     if flights:
-        inner = _interior(prog.fetches, gshape, bshape)
+        inner = _interior(prog.fetches, gshape, bshape) if _overlapping(node.ctx) else None
         if inner is not None and overlap:
             hazards = [vals[i] for i in arrays if _hazard(d, vals[i])]
             if _overlap_aliased(kern, prog, root, vals, d, hazards, inner, gshape, origin, flights):
@@ -165,7 +166,16 @@ def _run(prog: Program, root, node, dst, fresh: bool) -> None:
         _compute(kern, prog, root, vals, d, full, gshape, origin)
 
 
-def _run_device(kern, prog, root, vals, arrays, d, bshape, gshape, origin, flights, fresh, be) -> None:
+def _overlapping(ctx) -> bool:
+    """Whether to compute the interior while halos travel (``settings.overlap``).  Not collective."""
+    ov = F.settings.overlap
+    if ov != "auto":
+        return bool(ov)
+    local = ctx._local
+    return local is None or local[1] <= (os.cpu_count() or 1)
+
+
+def _run_device(kern, prog, root, vals, arrays, d, bshape, gshape, origin, flights, fresh, be, ctx) -> None:
     """:func:`_run` on device blocks: one generated kernel launch per box.
 
     Kernel launches return at once, so the interior computes on the GPU while
@@ -182,7 +192,7 @@ def _run_device(kern, prog, root, vals, arrays, d, bshape, gshape, origin, fligh
         d[...] = tmp
         return
     if flights:
-        inner = _interior(prog.fetches, gshape, bshape)
+        inner = _interior(prog.fetches, gshape, bshape) if _overlapping(ctx) else None
         # (Device sends may read the destination directly: only a fresh one overlaps.)
         if inner is not None and fresh:
             _compute(kern, prog, root, vals, d, tuple(slice(a, b) for a, b in inner), gshape, origin)

@@ -27,6 +27,7 @@ def compiler(request, monkeypatch):
     monkeypatch.setattr(_fusion.settings, "jit_min_size", 0)
     monkeypatch.setattr(_fusion.settings, "jit_after", 0)
     monkeypatch.setattr(_fusion.settings, "min_size", 0)
+    monkeypatch.setattr(_fusion.settings, "overlap", True)  # also when ranks outnumber cores
     if request.param == "numba" and (_fusion_run._device_kernels() if ON_DEVICE else _fusion_run._kernels()) is None:
         pytest.skip("no kernel compiler (numba, or CuPy's ElementwiseKernel on the device backend)")
     return request.param
@@ -470,3 +471,24 @@ def test_integer_indexed_views_read_their_ghost_row(compiler):
     for k in range(6):
         assert_eq(x[k] * y, a0[k] * b0, exact=True)
         assert_eq((x[k] + 1.0) * y - x[:, k], (a0[k] + 1.0) * b0 - a0[:, k], exact=True)
+
+
+def test_overlap_auto_follows_ranks_per_node(monkeypatch):
+    """``auto`` overlaps unless a node runs more ranks than it has cores; 1/0 force it."""
+    import os
+
+    class Ctx:
+        _local = None
+
+    ctx = Ctx()
+    monkeypatch.setattr(_fusion.settings, "overlap", "auto")
+    assert _fusion_run._overlapping(ctx)  # not known yet: overlap
+    ctx._local = (0, os.cpu_count())
+    assert _fusion_run._overlapping(ctx)
+    ctx._local = (0, os.cpu_count() + 1)
+    assert not _fusion_run._overlapping(ctx)
+    monkeypatch.setattr(_fusion.settings, "overlap", True)
+    assert _fusion_run._overlapping(ctx)
+    monkeypatch.setattr(_fusion.settings, "overlap", False)
+    ctx._local = (0, 1)
+    assert not _fusion_run._overlapping(ctx)
