@@ -63,6 +63,9 @@ SPMDARRAY_FUSE_MIN_SIZE=0 timeout --signal=KILL "${SPMDARRAY_MPI_TIMEOUT:-600}" 
 emu=(env SPMDARRAY_BACKEND=cupy SPMDARRAY_CUPY_MODULE=fake_cupy)
 banner "pytest on the emulated device backend, serial"
 "${emu[@]}" python -m pytest -q --with-mpi tests --ignore=tests/decomposition || fail "pytest, emulated device backend"
+banner "generated device kernels on the emulated backend (scaling/device_fusion_check.py, small)"
+"${emu[@]}" PYTHONPATH=tests timeout 600 python scaling/device_fusion_check.py --size 32 --seeds 2 \
+    || fail "device fusion check on the emulated backend"
 banner "pytest on the emulated device backend under mpiexec -n 2"
 rc=0
 timeout --signal=KILL "${SPMDARRAY_MPI_TIMEOUT:-600}" mpiexec -n 2 "${emu[@]}" \

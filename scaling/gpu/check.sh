@@ -3,7 +3,10 @@
 #
 #   bash scaling/gpu/check.sh          (on a machine with CuPy and a GPU)
 #
-# 1. benchmarks: the aliasing-view stencil (N=16000) and matmul against plain CuPy,
+# 0. the generated fused kernels (scaling/device_fusion_check.py): bit-exact cases and the
+#    fused stencil kernel against CuPy eager;
+# 1. benchmarks: the aliasing-view stencil (N=16000, fused and with SPMDARRAY_FUSE_DEVICE=0)
+#    and matmul against plain CuPy,
 #    on one process; the stencil again on 2 ranks sharing the GPU (staged halos);
 # 2. the whole test suite with SPMDARRAY_BACKEND=cupy on 1 rank, then on 2 ranks
 #    sharing one GPU;
@@ -39,7 +42,9 @@ run() { # name timeout command...
     return 0
 }
 
+run device-fusion 180 python3 scaling/device_fusion_check.py
 run bench-stencil-1 60 python3 scaling/gpu/bench.py stencil -N 16000 --iters 20
+SPMDARRAY_FUSE_DEVICE=0 run bench-stencil-1-eager 60 python3 scaling/gpu/bench.py stencil -N 16000 --iters 20
 run bench-matmul-1 45 python3 scaling/gpu/bench.py matmul -n 8192 --reps 5
 [ -n "$MPIEXEC" ] && run bench-stencil-2 60 mpiexec -n 2 python3 scaling/gpu/bench.py stencil -N 16000 --iters 20
 run pytest-1 180 python3 -m pytest -q -p no:cacheprovider --with-mpi tests --ignore=tests/decomposition -rs --maxfail=300
