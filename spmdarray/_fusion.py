@@ -69,9 +69,12 @@ class _Settings:
     sits in cache, so fusing saves little, and recording costs a few
     microseconds; ``SPMDARRAY_FUSE_MIN_SIZE``, default 16384).
     ``overlap``: compute the interior while halos travel (``SPMDARRAY_FUSE_OVERLAP``:
-    ``auto``, the default, overlaps unless a node runs more ranks than it
-    has cores, where a waiting rank leaves its core to another anyway and
-    the split into interior and strips only costs; ``1``/``0``: always/never).
+    ``auto``, the default, overlaps blocks of at least ``overlap_min_size``
+    elements (2**20) unless a node runs more ranks than it has cores: the
+    split into interior, frame and strips costs about a millisecond of
+    fixed work, more than a small block's halos take to arrive, and a
+    waiting rank on a shared core leaves it to another anyway; ``1``/``0``:
+    always/never).
     ``device``: defer on the CuPy backend too (``SPMDARRAY_FUSE_DEVICE``,
     default on), evaluated by generated ``cupy.ElementwiseKernel``\ s.
     ``jit_min_size`` and ``jit_after``: a kernel is compiled for blocks of at
@@ -90,6 +93,7 @@ class _Settings:
         "min_size",
         "device",
         "overlap",
+        "overlap_min_size",
     )
 
     def __init__(self) -> None:
@@ -103,6 +107,7 @@ class _Settings:
         self.device = os.environ.get("SPMDARRAY_FUSE_DEVICE", "1").strip().lower() not in ("0", "off", "false", "no")
         ov = os.environ.get("SPMDARRAY_FUSE_OVERLAP", "auto").strip().lower()
         self.overlap = "auto" if ov == "auto" else ov not in ("0", "off", "false", "no")
+        self.overlap_min_size = 1 << 20
 
 
 settings = _Settings()

@@ -138,7 +138,7 @@ def _run(prog: Program, root, node, dst, fresh: bool) -> None:
     kern = _kernels() if F.settings.compiler == "numba" and _worth_compiling(prog, bshape) else None
     overlap = (not fresh) and any(_hazard(d, vals[i]) for i in arrays)
     if flights:
-        inner = _interior(prog.fetches, gshape, bshape) if _overlapping(node.ctx) else None
+        inner = _interior(prog.fetches, gshape, bshape) if _overlapping(node.ctx, bshape) else None
         if inner is not None and overlap:
             hazards = [vals[i] for i in arrays if _hazard(d, vals[i])]
             if _overlap_aliased(kern, prog, root, vals, d, hazards, inner, gshape, origin, flights):
@@ -166,11 +166,13 @@ def _run(prog: Program, root, node, dst, fresh: bool) -> None:
         _compute(kern, prog, root, vals, d, full, gshape, origin)
 
 
-def _overlapping(ctx) -> bool:
+def _overlapping(ctx, bshape=()) -> bool:
     """Whether to compute the interior while halos travel (``settings.overlap``).  Not collective."""
     ov = F.settings.overlap
     if ov != "auto":
         return bool(ov)
+    if bshape and math.prod(bshape) < F.settings.overlap_min_size:
+        return False
     local = ctx._local
     return local is None or local[1] <= (os.cpu_count() or 1)
 
@@ -192,7 +194,7 @@ def _run_device(kern, prog, root, vals, arrays, d, bshape, gshape, origin, fligh
         d[...] = tmp
         return
     if flights:
-        inner = _interior(prog.fetches, gshape, bshape) if _overlapping(ctx) else None
+        inner = _interior(prog.fetches, gshape, bshape) if _overlapping(ctx, bshape) else None
         # (Device sends may read the destination directly: only a fresh one overlaps.)
         if inner is not None and fresh:
             _compute(kern, prog, root, vals, d, tuple(slice(a, b) for a, b in inner), gshape, origin)

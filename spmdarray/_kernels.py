@@ -95,6 +95,21 @@ def check() -> None:
     """Raise ImportError when numba is unavailable.  Not collective."""
     import numba  # noqa: F401
 
+    _freeze()
+
+
+def _freeze() -> None:
+    """Move every object alive now out of the cyclic garbage collector's reach.
+
+    numba and LLVM leave hundreds of thousands of long-lived objects (after
+    the import and after each compile); every full collection would walk all
+    of them again, a 100 ms pause every few hundred kernel calls.  Frozen
+    objects are still freed by reference counting.  Not collective.
+    """
+    import gc
+
+    gc.freeze()
+
 
 def compile_stats() -> dict:
     """Kernels compiled (or loaded from disk) in this process, the seconds it took, and calls."""
@@ -114,16 +129,21 @@ def _cache_dir() -> str:
     return d
 
 
-_OFF: dict = {}
+_FLAT: dict = {}  # id -> (weak refs to the array and its allocation, offset, strides): cached storage views
 
 
 def _flat(a: np.ndarray):
     """(1-D view of ``a``'s allocation, element offset of ``a[0, ...]``, element strides, copied).
 
     ``copied`` is True when ``a``'s allocation is not a contiguous array (then
-    the view is of a contiguous copy of ``a``).  Offsets of arrays seen again
+    the view is of a contiguous copy of ``a``).  Results for arrays seen again
     (the cached views of storage) are remembered, weakly.
     """
+    e = _FLAT.get(id(a))
+    if e is not None and e[0]() is a:
+        root = e[1]()
+        if root is not None:
+            return root.reshape(-1), e[2], e[3], False
     root = a
     while isinstance(root.base, np.ndarray):
         root = root.base
@@ -132,15 +152,29 @@ def _flat(a: np.ndarray):
     if not root.flags.c_contiguous or root.dtype != a.dtype or any(s % item for s in a.strides):
         root = a = np.ascontiguousarray(a)
         copied = True
-    e = _OFF.get(id(a))
-    if e is not None and e[0]() is a:
-        off = e[1]
-    else:
-        off = (a.ctypes.data - root.ctypes.data) // item if a.size else 0
-        if len(_OFF) > 1024:
-            _OFF.clear()
-        _OFF[id(a)] = (weakref.ref(a), off)
-    return root.reshape(-1), off, tuple(s // item for s in a.strides), copied
+    off = (a.ctypes.data - root.ctypes.data) // item if a.size else 0
+    st = tuple(s // item for s in a.strides)
+    if not copied:
+        if len(_FLAT) > 1024:
+            _FLAT.clear()
+        _FLAT[id(a)] = (weakref.ref(a), weakref.ref(root), off, st)  # (weak: never keeps memory alive)
+    return root.reshape(-1), off, st, copied
+
+
+def _sub_flat(a: np.ndarray, sub):
+    """:func:`_flat` of ``a[sub]`` (``sub``: slices with step 1, or None for all of ``a``).
+
+    The offset of the sub-box is computed from ``a``'s (cached) offset and
+    strides, without a new view: kernel calls on sub-boxes (interior, strips,
+    row chunks) cost no pointer arithmetic through ``ctypes``.
+    """
+    flat, off, st, copied = _flat(a)
+    if copied and sub is not None:
+        flat, off, st, _ = _flat(a[sub])
+        return flat, off, st
+    if sub is not None:
+        off += sum(x.start * k for x, k in zip(sub, st))
+    return flat, off, st
 
 
 def _cls(s: int) -> str:
@@ -339,10 +373,9 @@ def _args(prog, root, vals, sub, gshape, origin):
     for leaf, v in zip(prog.leaves, vals):
         kind = leaf[0]
         if kind == "a":
-            a = v if full else v[sub]
-            flat, off, st, _ = _flat(a)
+            flat, off, st = _sub_flat(v, None if full else sub)
             args += [flat, off, *st]
-            leaves.append(("a", a.dtype.char, _cls(st[-1]) if nd else "0"))
+            leaves.append(("a", v.dtype.char, _cls(st[-1]) if nd else "0"))
         elif kind == "s":
             args.append(v)
             leaves.append(("s", v.dtype.char))
@@ -366,15 +399,18 @@ def vals_shape(vals, nd: int):
 def run(prog, root, vals, out, sub, gshape, origin, out_is_sub: bool = False) -> None:
     """Evaluate ``prog`` over the block sub-box ``sub`` into ``out[sub]`` (or ``out``)."""
     leaves, steps, args = _args(prog, root, vals, sub, gshape, origin)
-    o = out if out_is_sub or out.shape == tuple(x.stop - x.start for x in sub) else out[sub]
-    flat, off, st, copied = _flat(o)
+    whole = out_is_sub or out.shape == tuple(x.stop - x.start for x in sub)
+    flat, off, st, copied = _flat(out)
     if copied:  # not a view of an allocation (never for spmdarray storage): through a buffer
+        o = out if whole else out[sub]
         tmp = np.empty(o.shape, o.dtype)
         run(prog, root, vals, tmp, sub, gshape, origin, out_is_sub=True)
         o[...] = tmp
         return
+    if not whole:
+        off += sum(x.start * k for x, k in zip(sub, st))
     args += [flat, off, *st]
-    sig = (leaves, steps, tuple(root), o.dtype.char, _cls(st[-1]) if o.ndim else "0")
+    sig = (leaves, steps, tuple(root), out.dtype.char, _cls(st[-1]) if out.ndim else "0")
     _call(_load(sig, len(sub), "store"), args)
 
 
@@ -386,14 +422,14 @@ def run_lag(prog, root, vals, out, sub, gshape, origin, lag: int) -> None:
     reads its old values (see ``spmdarray._fusion_run._lag``).
     """
     leaves, steps, args = _args(prog, root, vals, sub, gshape, origin)
-    o = out[sub]
-    flat, off, st, copied = _flat(o)
+    flat, off, st, copied = _flat(out)
     if copied:
         raise ValueError("lagged evaluation needs an output inside an allocation")
-    row = o.shape[1] if o.ndim == 2 else 1
-    ring = np.empty((lag + 1) * row, o.dtype)
+    off += sum(x.start * k for x, k in zip(sub, st))
+    row = sub[1].stop - sub[1].start if len(sub) == 2 else 1
+    ring = np.empty((lag + 1) * row, out.dtype)
     args += [flat, off, *st, ring, lag]
-    sig = (leaves, steps, tuple(root), o.dtype.char, _cls(st[-1]))
+    sig = (leaves, steps, tuple(root), out.dtype.char, _cls(st[-1]))
     _call(_load(sig, len(sub), "lag"), args)
 
 
@@ -414,4 +450,5 @@ def _call(k, args):
     r = k[0](*args)  # compiles (or loads from numba's disk cache) for these types
     _STATS["compile_s"] += time.perf_counter() - t0
     k[1] = True
+    _freeze()
     return r

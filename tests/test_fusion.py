@@ -474,7 +474,7 @@ def test_integer_indexed_views_read_their_ghost_row(compiler):
 
 
 def test_overlap_auto_follows_ranks_per_node(monkeypatch):
-    """``auto`` overlaps unless a node runs more ranks than it has cores; 1/0 force it."""
+    """``auto`` overlaps blocks of 2**20 elements or more unless a node runs more ranks than cores; 1/0 force it."""
     import os
 
     class Ctx:
@@ -483,6 +483,8 @@ def test_overlap_auto_follows_ranks_per_node(monkeypatch):
     ctx = Ctx()
     monkeypatch.setattr(_fusion.settings, "overlap", "auto")
     assert _fusion_run._overlapping(ctx)  # not known yet: overlap
+    assert not _fusion_run._overlapping(ctx, (64, 62, 62))  # a small block: the split costs more
+    assert _fusion_run._overlapping(ctx, (2000, 4000))
     ctx._local = (0, os.cpu_count())
     assert _fusion_run._overlapping(ctx)
     ctx._local = (0, os.cpu_count() + 1)
