@@ -364,7 +364,9 @@ cuda = types.SimpleNamespace(
 # directory), keyed by the hash of the source; ctypes loads and runs it.  Strict like CuPy: unknown
 # parameter types and unknown compile options raise.
 
-#: CuPy's C++ names of the dtypes a parameter may be declared with.
+#: CuPy's C++ names of the dtypes a parameter may be declared with.  Written out
+#: here, not imported from spmdarray's kernel generator: the stand-in checks the
+#: generator against CuPy's names, never against itself.
 _KERNEL_CTYPES = {
     "bool": "bool",
     "int8": "signed char",

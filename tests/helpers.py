@@ -79,3 +79,22 @@ def assert_eq(got, expected, *, rtol=1e-12, atol=0.0, check_dtype=True, exact=Fa
         numpy.testing.assert_array_equal(g, e)
     else:
         numpy.testing.assert_allclose(g, e, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def fuse_everything(monkeypatch, compiler: str) -> None:
+    """Defer every elementwise chain, whatever its size, evaluated by ``compiler``.
+
+    ``"numba"`` compiles every kernel at once (CuPy's generated kernels on the
+    device backend); ``"numpy"`` evaluates one call per step.  Skips the test
+    when that compiler is missing.
+    """
+    import pytest
+
+    from spmdarray import _fusion, _fusion_run
+
+    for name, value in (("enabled", True), ("compiler", compiler), ("jit_min_size", 0), ("jit_after", 0)):
+        monkeypatch.setattr(_fusion.settings, name, value)
+    monkeypatch.setattr(_fusion.settings, "min_size", 0)
+    device = spmdarray.empty(0)._st.be.is_device
+    if compiler == "numba" and (_fusion_run._device_kernels() if device else _fusion_run._kernels()) is None:
+        pytest.skip("no kernel compiler (numba, or CuPy's ElementwiseKernel on the device backend)")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy
 import pytest
-from helpers import assert_eq, ref
+from helpers import assert_eq, fuse_everything, ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,14 +22,8 @@ ON_DEVICE = sp.empty(0)._st.be.is_device
 @pytest.fixture(params=["numba", "numpy"])
 def compiler(request, monkeypatch):
     """Fusion on, compiling every kernel at once (or evaluating with NumPy)."""
-    monkeypatch.setattr(_fusion.settings, "enabled", True)
-    monkeypatch.setattr(_fusion.settings, "compiler", request.param)
-    monkeypatch.setattr(_fusion.settings, "jit_min_size", 0)
-    monkeypatch.setattr(_fusion.settings, "jit_after", 0)
-    monkeypatch.setattr(_fusion.settings, "min_size", 0)
+    fuse_everything(monkeypatch, request.param)
     monkeypatch.setattr(_fusion.settings, "overlap", True)  # also when ranks outnumber cores
-    if request.param == "numba" and (_fusion_run._device_kernels() if ON_DEVICE else _fusion_run._kernels()) is None:
-        pytest.skip("no kernel compiler (numba, or CuPy's ElementwiseKernel on the device backend)")
     return request.param
 
 

@@ -9,25 +9,18 @@ and never changes a result.  Run serially and under ``mpiexec -n 2/3/4``.
 
 import numpy
 import pytest
-from helpers import assert_eq, ref, world
+from helpers import assert_eq, fuse_everything, ref, world
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import spmdarray as sp
-from spmdarray import _flights, _fusion, _fusion_run
+from spmdarray import _flights, _fusion
 
 
 @pytest.fixture(autouse=True, params=["numba", "numpy"])
 def fused(request, monkeypatch):
     """Every elementwise chain deferred, whatever its size."""
-    monkeypatch.setattr(_fusion.settings, "enabled", True)
-    monkeypatch.setattr(_fusion.settings, "compiler", request.param)
-    monkeypatch.setattr(_fusion.settings, "min_size", 0)
-    monkeypatch.setattr(_fusion.settings, "jit_min_size", 0)
-    monkeypatch.setattr(_fusion.settings, "jit_after", 0)
-    device = sp.empty(0)._st.be.is_device
-    if request.param == "numba" and (_fusion_run._device_kernels() if device else _fusion_run._kernels()) is None:
-        pytest.skip("no kernel compiler (numba, or CuPy's ElementwiseKernel on the device backend)")
+    fuse_everything(monkeypatch, request.param)
     yield request.param
     sp.sync()
     assert _flights.open_flights() == 0
