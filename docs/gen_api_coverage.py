@@ -49,8 +49,9 @@ from api_notes import NOTES  # noqa: E402
 
 import spmdarray  # noqa: E402
 import spmdarray.random  # noqa: E402
-from spmdarray import _array, _namespace  # noqa: E402
-from spmdarray._dispatch import HANDLED, REPLICATED  # noqa: E402
+from spmdarray.core import array as _array  # noqa: E402
+from spmdarray.core.dispatch import HANDLED, REPLICATED  # noqa: E402
+from spmdarray.routines import namespace as _namespace  # noqa: E402
 
 DIST, REPL, OWN, MISSING = "distributed", "replicated", "no arrays", "not implemented"
 STATUSES = (DIST, REPL, OWN, MISSING)
@@ -98,7 +99,7 @@ def function_status(ours_mod, np_mod, name: str) -> str:
     if isinstance(theirs, numpy.ufunc):
         if theirs.signature is None:
             return DIST
-        from spmdarray._linalg_products import GUFUNCS
+        from spmdarray.linalg._products import GUFUNCS
 
         if theirs is numpy.matmul or theirs in GUFUNCS:
             return DIST

@@ -1,4 +1,4 @@
-"""GPU check of the fused device kernels (spmdarray._kernels_device), in under 3 minutes.
+"""GPU check of the fused device kernels (spmdarray.fusion.kernels_cuda), in under 3 minutes.
 
 ::
 

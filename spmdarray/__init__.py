@@ -9,63 +9,39 @@ Functions that create or combine arrays are collective: every rank of the
 array's communicator must call them in the same order.
 """
 
-import os as _os
-
-# Running from a source checkout: ``spmdarray.decomposition`` and
-# ``spmdarray.comm`` live in the sibling folders ``decomposition/`` and
-# ``comm/`` (an installed package has them inside ``spmdarray/``).
-_root = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
-if _os.path.isfile(_os.path.join(_root, "decomposition", "layout.py")) and not _os.path.isdir(
-    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "decomposition")
-):
-    __path__.append(_root)  # noqa: F821
-
-from . import (  # noqa: E402,F401  (they register functions)
-    _advanced,
-    _axes,
-    _broadcasting,
-    _diagonals,
-    _editing,
-    _fft,
-    _histograms,
-    _index_functions,
-    _index_routing,
-    _joining,
-    _linalg_decomp,
-    _linalg_norms,
-    _linalg_products,
-    _logic,
-    _numeric_misc,
-    _order_statistics,
-    _padding,
-    _scans,
-    _selection,
-    _sorting,
-    _splitting,
-    _statistics,
-    array_api,
-    fft,
-    random,
-)
-from ._array import ndarray  # noqa: E402
-from ._backend import backend_info  # noqa: E402
-from ._creation import *  # noqa: E402,F401,F403
-from ._creation import __all__ as _creation_all  # noqa: E402
-from ._fusion import sync  # noqa: E402
-from ._grids import *  # noqa: E402,F401,F403
-from ._grids import __all__ as _grids_all  # noqa: E402
-from ._joining import row_stack  # noqa: E402
-from ._logic import asarray_chkfinite, from_dlpack, isfortran  # noqa: E402
-from ._namespace import *  # noqa: E402,F401,F403
-from ._namespace import __all__ as _ns_all  # noqa: E402
-from ._namespace import __getattr__  # noqa: E402,F401
-from ._numeric_misc import __all__ as _misc_all  # noqa: E402
-from ._numeric_misc import bartlett, blackman, hamming, hanning, kaiser, poly, roots, vander  # noqa: E402,F401
-from ._readers import *  # noqa: E402,F401,F403
-from ._readers import __all__ as _readers_all  # noqa: E402
-from ._storage import config  # noqa: E402
-from .comm import CommStats, comm_stats, set_default_comm  # noqa: E402
-from .io import checkpoint, load_hdf5, restore, save_hdf5  # noqa: E402
+# Modules that register NumPy functions with the dispatch table; each layer is
+# imported before the ones above it.
+from spmdarray import array_api, fft, io, linalg, random  # noqa: F401
+from spmdarray.backend.backends import backend_info
+from spmdarray.comm import CommStats, comm_stats, set_default_comm
+from spmdarray.core.array import ndarray
+from spmdarray.core.storage import config
+from spmdarray.fusion.record import sync
+from spmdarray.io import checkpoint, load_hdf5, restore, save_hdf5
+from spmdarray.routines import scans as _scans  # noqa: F401
+from spmdarray.routines import sorting as _sorting  # noqa: F401
+from spmdarray.routines.creation import *  # noqa: F401,F403
+from spmdarray.routines.creation import __all__ as _creation_all
+from spmdarray.routines.grids import *  # noqa: F401,F403
+from spmdarray.routines.grids import __all__ as _grids_all
+from spmdarray.routines.indexing import advanced as _advanced  # noqa: F401
+from spmdarray.routines.indexing import selection as _selection  # noqa: F401
+from spmdarray.routines.logic import asarray_chkfinite, from_dlpack, isfortran
+from spmdarray.routines.manipulation import axes as _axes  # noqa: F401
+from spmdarray.routines.manipulation import broadcasting as _broadcasting  # noqa: F401
+from spmdarray.routines.manipulation import diagonals as _diagonals  # noqa: F401
+from spmdarray.routines.manipulation import editing as _editing  # noqa: F401
+from spmdarray.routines.manipulation import padding as _padding  # noqa: F401
+from spmdarray.routines.manipulation import splitting as _splitting  # noqa: F401
+from spmdarray.routines.manipulation.joining import row_stack
+from spmdarray.routines.namespace import *  # noqa: F401,F403
+from spmdarray.routines.namespace import __all__ as _ns_all
+from spmdarray.routines.namespace import __getattr__  # noqa: F401
+from spmdarray.routines.numeric_misc import __all__ as _misc_all
+from spmdarray.routines.numeric_misc import bartlett, blackman, hamming, hanning, kaiser, poly, roots, vander  # noqa: F401
+from spmdarray.routines.readers import *  # noqa: F401,F403
+from spmdarray.routines.readers import __all__ as _readers_all
+from spmdarray.routines.stats import statistics as _statistics  # noqa: F401
 
 __version__ = "0.1.0"
 
@@ -80,6 +56,8 @@ __all__ = [
     "isfortran",
     "row_stack",
     "fft",
+    "io",
+    "linalg",
     "load_hdf5",
     "ndarray",
     "random",

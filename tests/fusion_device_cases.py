@@ -1,10 +1,10 @@
-"""Cases for the GPU fused kernels (spmdarray._kernels_device), shared by
+"""Cases for the GPU fused kernels (spmdarray.fusion.kernels_cuda), shared by
 tests/test_fusion_device.py (hypothesis) and scaling/device_fusion_check.py
 (a real GPU, without pytest).
 
 Each ``check_*`` evaluates programs with the generated CuPy kernels on device
 blocks and compares bit for bit (NaN payloads aside) with
-``spmdarray._fusion_run._interpret`` run on host copies of the same data.  A
+``spmdarray.fusion.run._interpret`` run on host copies of the same data.  A
 program's random choices come from a ``pick`` object (:class:`RngPick` or the
 test's hypothesis adapter).  Not collective.
 """
@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from spmdarray import _fusion, _fusion_run
+from spmdarray.fusion import record as _fusion
+from spmdarray.fusion import run as _fusion_run
 
 DTYPES = [np.dtype(d) for d in ("bool", "uint8", "int32", "int64", "float32", "float64")]
 UFUNCS = list(_fusion.FUSABLE)
@@ -21,13 +22,13 @@ VIEWS = ("c", "neg", "step", "bcast")
 
 
 def xp():
-    from spmdarray._backend import _cupy_module
+    from spmdarray.backend.backends import _cupy_module
 
     return _cupy_module()
 
 
 def kd():
-    from spmdarray import _kernels_device
+    from spmdarray.fusion import kernels_cuda as _kernels_device
 
     return _kernels_device
 

@@ -90,7 +90,8 @@ def fuse_everything(monkeypatch, compiler: str) -> None:
     """
     import pytest
 
-    from spmdarray import _fusion, _fusion_run
+    from spmdarray.fusion import record as _fusion
+    from spmdarray.fusion import run as _fusion_run
 
     for name, value in (("enabled", True), ("compiler", compiler), ("jit_min_size", 0), ("jit_after", 0)):
         monkeypatch.setattr(_fusion.settings, name, value)

@@ -22,8 +22,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import spmdarray as sp
-from spmdarray import _backend
-from spmdarray._backend import BackendWarning, decide_backend, decide_gpu_aware, device_for_rank
+from spmdarray.backend import backends as _backend
+from spmdarray.backend.backends import BackendWarning, decide_backend, decide_gpu_aware, device_for_rank
 
 # ------------------------------------------------------------------ pure decisions
 

@@ -204,7 +204,7 @@ def test_fftshift_ifftshift(shape):
 @pytest.mark.parametrize("name", ONE_D)
 def test_four_step_one_d(name, monkeypatch):
     """Long 1-D transforms stay distributed (four-step algorithm); forced here on short ones."""
-    import spmdarray._fft as impl
+    import spmdarray.fft._transforms as impl
 
     monkeypatch.setattr(impl, "ONE_RANK_MAX", 0)
     f = getattr(numpy.fft, name)
@@ -242,7 +242,7 @@ def test_axis_order_saves_a_redistribution():
     """Axes whole in the blocks go first when that saves a pencil (layout math, no data)."""
     from spmdarray.decomposition import Layout
 
-    from spmdarray._fft import _greedy, _plan
+    from spmdarray.fft._transforms import _greedy, _plan
 
     lay = Layout.from_extents(((3,), (2, 2), (3, 2)))  # axis 0 local, axes 1 and 2 split
     steps = [("fft", a, n, None) for a, n in ((2, 5), (1, 4), (0, 3))]  # NumPy's order: last axis first
@@ -260,7 +260,7 @@ def test_axis_order_saves_a_redistribution():
 
 
 def test_local_axis_moves_nothing():
-    from spmdarray._pencil import is_local
+    from spmdarray.core.pencil import is_local
 
     a = ref((16, 3), complex)
     x = sp.array(a)

@@ -1,4 +1,4 @@
-"""Deferred, fused elementwise evaluation (spmdarray._fusion) against eager NumPy.
+"""Deferred, fused elementwise evaluation (spmdarray.fusion.record) against eager NumPy.
 
 Fused results must equal NumPy's bit for bit, and the deferral must never be
 observable: values, printing, conversions and errors behave as in eager mode.
@@ -13,8 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import spmdarray as sp
-from spmdarray import _fusion, _fusion_run
-from spmdarray._storage import Storage
+from spmdarray.core.storage import Storage
+from spmdarray.fusion import record as _fusion
+from spmdarray.fusion import run as _fusion_run
 
 ON_DEVICE = sp.empty(0)._st.be.is_device
 

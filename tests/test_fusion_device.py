@@ -1,9 +1,9 @@
-"""The GPU fused kernels (spmdarray._kernels_device) against NumPy run one step at a time.
+"""The GPU fused kernels (spmdarray.fusion.kernels_cuda) against NumPy run one step at a time.
 
 Random programs (trees of the fusable ufuncs over mixed dtypes, scalars,
 strided, negative-step and broadcast operands, random leaves) are evaluated
 by the generated CuPy kernels on device blocks and compared bit for bit (NaN
-payloads aside) with ``spmdarray._fusion_run._interpret`` on host copies of the
+payloads aside) with ``spmdarray.fusion.run._interpret`` on host copies of the
 same data (the cases live in ``fusion_device_cases``, shared with
 ``scaling/device_fusion_check.py``).  Runs under the emulated backend
 (``SPMDARRAY_BACKEND=cupy SPMDARRAY_CUPY_MODULE=fake_cupy``: the generated
@@ -100,7 +100,7 @@ def test_check(monkeypatch):
     cases.kd().check()
     import types
 
-    from spmdarray import _backend
+    from spmdarray.backend import backends as _backend
 
     monkeypatch.setattr(_backend, "_cupy_module", lambda: types.SimpleNamespace(__name__="nokernels"))
     with pytest.raises(ImportError, match="ElementwiseKernel"):

@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import spmdarray as sp
-from spmdarray import _flights, _fusion
+from spmdarray.core import flights as _flights
+from spmdarray.fusion import record as _fusion
 
 
 @pytest.fixture(autouse=True, params=["numba", "numpy"])

@@ -196,7 +196,7 @@ def test_stencil_never_allocates_more_than_a_block(monkeypatch):
     the iterations is at most this rank's block of the grid plus its ghost frame."""
     from mpi4py import MPI
 
-    from spmdarray import _storage
+    from spmdarray.core import storage as _storage
 
     rank, size = world()
     n = 30
@@ -213,7 +213,7 @@ def test_stencil_never_allocates_more_than_a_block(monkeypatch):
     for _ in range(3):
         average = (center + north + east + west + south) * 0.2
         center[:] = average
-    from spmdarray import _fusion
+    from spmdarray.fusion import record as _fusion
 
     fused = _fusion.settings.enabled and n * n >= _fusion.settings.min_size  # fused: no temporaries at all
     assert sizes or fused, "the loop allocated no temporaries at all"
@@ -250,7 +250,8 @@ def test_classic_jacobi_without_center_sends_exactly_the_edge_cells(n):
 def test_a_chain_of_operations_allocates_one_temporary(monkeypatch):
     """``(a + b + a + b) * 0.2`` reuses its temporaries as NumPy does: one
     allocation for the whole chain, at every rank count and ghost width."""
-    from spmdarray import _operators, _storage
+    from spmdarray.core import operators as _operators
+    from spmdarray.core import storage as _storage
 
     if not _operators._TEMP_COUNT:
         pytest.skip("reference counts could not be calibrated on this interpreter")
@@ -265,6 +266,6 @@ def test_a_chain_of_operations_allocates_one_temporary(monkeypatch):
 
     monkeypatch.setattr(_storage.Storage, "__init__", recording)
     c = (a + b + a + b) * 0.2
-    assert len(made) <= 1  # deferred evaluation (spmdarray._fusion) allocates nothing yet
+    assert len(made) <= 1  # deferred evaluation (spmdarray.fusion.record) allocates nothing yet
     ref = numpy.arange(30.0).reshape(5, 6)
     assert_eq(c, (ref + 1 + ref + 1) * 0.2, exact=True)

@@ -25,10 +25,9 @@ import builtins
 import numpy as _np
 
 import spmdarray as _sp
-
-from .._reductions import normalize_axes as _normalize_axes
-from ._info import Info as _Info
-from ._info import backend_for as _backend_for
+from spmdarray.array_api._info import Info as _Info
+from spmdarray.array_api._info import backend_for as _backend_for
+from spmdarray.routines.reductions import normalize_axes as _normalize_axes
 
 __array_api_version__ = "2024.12"
 _VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
@@ -189,7 +188,7 @@ def triu(x, /, *, k=0):
     return _np.triu(x, k=k)
 
 
-from .._logic import from_dlpack  # noqa: E402,F401
+from spmdarray.routines.logic import from_dlpack  # noqa: E402,F401
 
 # ------------------------------------------------------ data type functions
 
@@ -499,7 +498,7 @@ def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
 
 
 # The standard's extensions (linalg reuses this module's matmul, vecdot, ...).
-from . import fft, linalg  # noqa: E402,F401
+from spmdarray.array_api import fft, linalg  # noqa: E402,F401
 
 __all__ = sorted(
     n

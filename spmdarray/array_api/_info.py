@@ -18,7 +18,7 @@ def device_of(x) -> str:
 
 def default_backend() -> str:
     """Name of the backend new arrays use (collective the first time a backend is resolved)."""
-    from .._backend import backend_info
+    from spmdarray.backend.backends import backend_info
 
     return backend_info()["backend"]
 
@@ -41,7 +41,7 @@ class Info:
         """Optional features.  Boolean masks and ``unique_*``/``nonzero`` give
         distributed results of data-dependent size once those functions are
         registered (they are reported from the dispatch table)."""
-        from .._dispatch import HANDLED
+        from spmdarray.core.dispatch import HANDLED
 
         data_dependent = np.nonzero in HANDLED
         return {

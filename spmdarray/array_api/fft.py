@@ -5,7 +5,7 @@ decomposition; see docs/fft.md) when called.
 ``fftfreq``/``rfftfreq`` take the standard's ``dtype=`` and ``device=``.
 """
 
-from ._forward import forward
+from spmdarray.array_api._forward import forward
 
 __all__ = [
     "fft",

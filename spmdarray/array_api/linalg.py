@@ -6,8 +6,8 @@ does not implement yet raises ``NotImplementedError`` naming it.
 
 # The standard's linalg.matmul, matrix_transpose, tensordot and vecdot are the
 # main namespace's functions.
-from .. import array_api as _main  # noqa: E402
-from ._forward import forward
+from spmdarray import array_api as _main  # noqa: E402
+from spmdarray.array_api._forward import forward
 
 __all__ = [
     "cholesky",

@@ -14,10 +14,10 @@ reads each rank's hyperslab independently and writes one rank at a time.
 Set ``SPMDARRAY_HDF5_IO=serial`` to force the second.  See ``docs/io.md``.
 """
 
-from ._checkpoint import Checkpoint, checkpoint, restore
-from ._errors import DatasetNotFoundError
-from ._h5 import settings
-from ._read import load_hdf5
-from ._write import save_hdf5
+from spmdarray.io._checkpoint import Checkpoint, checkpoint, restore
+from spmdarray.io._errors import DatasetNotFoundError
+from spmdarray.io._h5 import settings
+from spmdarray.io._read import load_hdf5
+from spmdarray.io._write import save_hdf5
 
 __all__ = ["Checkpoint", "DatasetNotFoundError", "checkpoint", "load_hdf5", "restore", "save_hdf5", "settings"]

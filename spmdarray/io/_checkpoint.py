@@ -16,12 +16,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..comm import get_context
-from ..decomposition import ViewMap
-from . import _h5
-from ._errors import DatasetNotFoundError, agree, attempt
-from ._read import array_dtype, check_file, open_dataset, read_into
-from ._write import _arrays, save
+from spmdarray.comm import get_context
+from spmdarray.decomposition import ViewMap
+from spmdarray.io import _h5
+from spmdarray.io._errors import DatasetNotFoundError, agree, attempt
+from spmdarray.io._read import array_dtype, check_file, open_dataset, read_into
+from spmdarray.io._write import _arrays, save
 
 __all__ = ["Checkpoint", "checkpoint", "restore"]
 
@@ -178,7 +178,7 @@ def restore(path, expect: Mapping | None = None, comm=None) -> Checkpoint:
     >>> step, arrays, attrs = spmdarray.restore("run.h5", expect={"u": ((512, 512), "float64")})  # doctest: +SKIP
     >>> u = arrays["u"]                                                                              # doctest: +SKIP
     """
-    from .._creation import empty
+    from spmdarray.routines.creation import empty
 
     ctx = get_context(comm)
     use_parallel = _h5.parallel()

@@ -8,7 +8,7 @@ left waiting in a later collective.
 
 from __future__ import annotations
 
-from ..comm import gather_errors
+from spmdarray.comm import gather_errors
 
 __all__ = ["DatasetNotFoundError", "agree", "attempt"]
 

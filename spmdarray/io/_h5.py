@@ -14,7 +14,7 @@ import sys
 
 import numpy as np
 
-from ._slabs import file_selection
+from spmdarray.io._slabs import file_selection
 
 __all__ = ["h5py", "host", "is_dataset", "logger", "open_file", "parallel", "read_slab", "settings", "to_local"]
 

@@ -6,11 +6,11 @@ import os
 
 import numpy as np
 
-from ..comm import get_context
-from ..decomposition import ViewMap, normalize_key
-from . import _h5
-from ._errors import DatasetNotFoundError, agree, attempt
-from ._slabs import relative, transfers
+from spmdarray.comm import get_context
+from spmdarray.decomposition import ViewMap, normalize_key
+from spmdarray.io import _h5
+from spmdarray.io._errors import DatasetNotFoundError, agree, attempt
+from spmdarray.io._slabs import relative, transfers
 
 __all__ = ["array_dtype", "check_file", "load_hdf5", "open_dataset", "read_into"]
 
@@ -181,7 +181,7 @@ def load_hdf5(source, dataset: str | None = None, comm=None, *, select=None):
     >>> u = spmdarray.load_hdf5("run.h5", "u")                         # doctest: +SKIP
     >>> part = spmdarray.load_hdf5("run.h5", "u", select=numpy.s_[100:200, ::2])  # doctest: +SKIP
     """
-    from .._creation import empty
+    from spmdarray.routines.creation import empty
 
     ctx = get_context(comm)
     use_parallel = _h5.parallel()

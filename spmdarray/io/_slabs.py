@@ -16,7 +16,7 @@ coordinates.
 
 from __future__ import annotations
 
-from ..decomposition import Box, Layout, ViewMap, box_size
+from spmdarray.decomposition import Box, Layout, ViewMap, box_size
 
 __all__ = ["file_selection", "relative", "slab_boxes", "transfers"]
 

@@ -27,11 +27,11 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..comm import get_context, pass_turn, wait_turn
-from ..decomposition import ViewMap
-from . import _h5
-from ._errors import agree, attempt
-from ._slabs import relative, transfers
+from spmdarray.comm import get_context, pass_turn, wait_turn
+from spmdarray.decomposition import ViewMap
+from spmdarray.io import _h5
+from spmdarray.io._errors import agree, attempt
+from spmdarray.io._slabs import relative, transfers
 
 __all__ = ["TMP_SUFFIX", "save", "save_hdf5", "write_from"]
 
@@ -41,8 +41,8 @@ TMP_SUFFIX = ".spmdarray-tmp"
 
 def _arrays(arrays, comm, what: str):
     """(context, [(name, array)]) with every value a spmdarray array on that context."""
-    from .._array import ndarray
-    from .._creation import asarray
+    from spmdarray.core.array import ndarray
+    from spmdarray.routines.creation import asarray
 
     if not isinstance(arrays, Mapping):
         raise TypeError(f"{what}: arrays must be a mapping {{name: array}}, got {type(arrays).__name__}")

@@ -51,9 +51,9 @@ from __future__ import annotations
 
 from numpy.random import MT19937, PCG64, PCG64DXSM, SFC64, BitGenerator, Philox, SeedSequence
 
-from . import _legacy
-from ._choice import SMALL_POPULATION
-from ._counter import (
+from spmdarray.random import _legacy
+from spmdarray.random._choice import SMALL_POPULATION
+from spmdarray.random._counter import (
     _bits,
     _flat_indices,
     _integers_kernel,
@@ -63,8 +63,8 @@ from ._counter import (
     _stream_key,
     _uniform_box,
 )
-from ._generator import CounterState, Generator, _SerialGenerator
-from ._legacy import (
+from spmdarray.random._generator import CounterState, Generator, _SerialGenerator
+from spmdarray.random._legacy import (
     RandomState,
     default_rng,
     get_bit_generator,
@@ -112,7 +112,7 @@ _PRIVATE = (
     _normal_kernel,
     _random_kernel,
     _stream_key,
-    _uniform_box,  # the deferred draws of spmdarray._fusion
+    _uniform_box,  # the deferred draws of spmdarray.fusion.record
     _SerialGenerator,
 )
 

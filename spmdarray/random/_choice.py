@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from .._creation import _shape
-from ._counter import Box, Stream, _flat_indices, _integers_kernel
-from ._parameters import _is_dist
+from spmdarray.random._counter import Box, Stream, _flat_indices, _integers_kernel
+from spmdarray.random._parameters import _is_dist
+from spmdarray.routines.creation import _shape
 
 SMALL_POPULATION = 1 << 20
 """Populations up to this size are permuted on every rank identically (8 MiB of keys)."""

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ._counter import Stream, branch, until_accepted
+from spmdarray.random._counter import Stream, branch, until_accepted
 
 # -- building blocks ---------------------------------------------------------
 
@@ -121,7 +121,7 @@ def f(st: Stream, dfnum: Any, dfden: Any) -> Any:
 
 def noncentral_chisquare(st: Stream, df: Any, nonc: Any) -> Any:
     """Poisson mixture: ``chisquare(df + 2 * N)`` with ``N ~ Poisson(nonc / 2)``."""
-    from ._discrete import poisson
+    from spmdarray.random._discrete import poisson
 
     n = poisson(st.sub(0), 0.5 * nonc).astype(np.float64)
     return chisquare(st.sub(1), df + 2.0 * n)

@@ -185,7 +185,7 @@ def _fold(seed: int, words: tuple[int, ...]) -> int:
 def _uniform_box(key: int, box: Box, shape: tuple[int, ...]) -> np.ndarray:
     """float64 uniform values of stream ``key`` over the global ``box`` of ``shape``.  Not collective.
 
-    The deferred ``Generator.random`` draws (``spmdarray._fusion.random_leaf``)
+    The deferred ``Generator.random`` draws (``spmdarray.fusion.record.random_leaf``)
     are evaluated with this: the same values as :meth:`Stream.uniform` (lane 0).
     """
     flat = _flat_indices(box, shape)
@@ -380,7 +380,7 @@ def _seed64(seed: Any) -> int:
 
 def _entropy(comm: Any) -> int:
     """64 bits from ``os.urandom`` on rank 0 of ``comm``, broadcast to all.  Collective."""
-    from ..comm import bcast_array, get_context
+    from spmdarray.comm import bcast_array, get_context
 
     ctx = get_context(comm)
     word = np.frombuffer(os.urandom(8), dtype=np.uint64) if ctx.rank == 0 else None

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ._continuous import standard_gamma
-from ._counter import Stream, branch, logfactorial, until_accepted
+from spmdarray.random._continuous import standard_gamma
+from spmdarray.random._counter import Stream, branch, logfactorial, until_accepted
 
 _I64_MAX = float(np.nextafter(2.0**63, 0.0))  # the largest float64 below 2**63
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from . import _continuous as C
-from . import _discrete as D
-from ._parameters import Size, _check, _float_dtype, _nan, _neg, _param
+from spmdarray.random import _continuous as C
+from spmdarray.random import _discrete as D
+from spmdarray.random._parameters import Size, _check, _float_dtype, _nan, _neg, _param
 
 
 class _ContinuousMethods:

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ._counter import _entropy
-from ._generator import Generator
+from spmdarray.random._counter import _entropy
+from spmdarray.random._generator import Generator
 
 STATE_NAME = "spmdarray.counter"
 """The first item of a state tuple (NumPy's is ``"MT19937"``)."""

@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from .._creation import _shape
-from . import _continuous as C
-from . import _discrete as D
-from ._counter import Box, Stream, _flat_indices
-from ._parameters import _any, _is_dist, _param
+from spmdarray.random import _continuous as C
+from spmdarray.random import _discrete as D
+from spmdarray.random._counter import Box, Stream, _flat_indices
+from spmdarray.random._parameters import _any, _is_dist, _param
+from spmdarray.routines.creation import _shape
 
 _COLORS_MSG = "colors must be a one-dimensional sequence of nonnegative integers not exceeding 9223372036854775807."
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from . import _continuous as C
-from . import _discrete as D
+from spmdarray.random import _continuous as C
+from spmdarray.random import _discrete as D
 
 Size = int | tuple[int, ...] | None
 
@@ -23,7 +23,7 @@ _POISSON_LAM_MAX = float(np.iinfo(np.int64).max - np.sqrt(np.iinfo(np.int64).max
 
 
 def _is_dist(x: Any) -> bool:
-    from .._array import ndarray
+    from spmdarray.core.array import ndarray
 
     return isinstance(x, ndarray)
 

@@ -5,14 +5,11 @@ Loaded by the test modules by file path; not a test module itself.  No MPI.
 
 import importlib
 import math
-import pathlib
-import sys
 
 import numpy as np
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
-D = importlib.import_module("decomposition")
+D = importlib.import_module("spmdarray.decomposition")
 
 # ------------------------------------------------------------------ shapes
 

@@ -1,11 +1,8 @@
 """Property tests of the balanced block formula (``decomposition.blocks``).  No MPI."""
 
 import importlib
-import pathlib
-import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
-D = importlib.import_module("decomposition")
+D = importlib.import_module("spmdarray.decomposition")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402

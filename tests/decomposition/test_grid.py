@@ -2,11 +2,8 @@
 
 import importlib
 import math
-import pathlib
-import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
-D = importlib.import_module("decomposition")
+D = importlib.import_module("spmdarray.decomposition")
 
 import pytest  # noqa: E402
 from hypothesis import given, settings  # noqa: E402

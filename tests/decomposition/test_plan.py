@@ -9,8 +9,7 @@ import importlib
 import pathlib
 import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
-D = importlib.import_module("decomposition")
+D = importlib.import_module("spmdarray.decomposition")
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 H = importlib.import_module("_decomp_helpers")
 

@@ -1,0 +1,766 @@
+"""The distributed ``ndarray``: a slotted wrapper, not a NumPy subclass.
+
+An instance is a *view*: a :class:`~spmdarray.core.storage.Storage` (the base
+array's per-rank allocation) plus a :class:`~spmdarray.decomposition.ViewMap`
+from view coordinates to base coordinates.  Basic indexing, ``.T`` and
+``transpose`` make new views of the same storage, so writes through any view
+are seen by all of them.
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+import warnings
+
+import numpy as np
+
+from spmdarray.core import elementwise as _engine
+from spmdarray.core.operators import OperatorsMixin, calibrate
+from spmdarray.core.storage import Storage
+from spmdarray.decomposition import Layout, ViewMap, normalize_key, view_layout
+from spmdarray.fusion import record as _fusion
+
+__all__ = ["ndarray"]
+
+
+class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
+    """A global array distributed over the ranks of a communicator.
+
+    Create arrays with :func:`spmdarray.array`, :func:`spmdarray.zeros` and
+    friends, or wrap existing blocks with :func:`spmdarray.from_local`.
+    Every method that needs data from other ranks is collective: all ranks
+    of the array's communicator must call it in the same order.
+    """
+
+    # ``_s`` holds the Storage, or, for a deferred result, the ``_fusion.Node``
+    # that computes it: every access through ``_st`` evaluates it first.
+    __slots__ = ("_s", "_map", "_lay", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, *args, **kwargs) -> None:
+        raise TypeError(
+            "spmdarray.ndarray is not constructed directly; use spmdarray.array, zeros, empty, "
+            "full, arange or from_local"
+        )
+
+    @classmethod
+    def _new(cls, storage, vmap: ViewMap | None) -> ndarray:
+        self = object.__new__(cls)
+        self._s = storage
+        self._map = vmap if vmap is not None else ViewMap.identity(storage.layout.shape)
+        self._lay = None
+        return self
+
+    @staticmethod
+    def _elidable(a) -> bool:
+        return type(a) is ndarray and type(a._s) is Storage and a._map.is_identity
+
+    @property
+    def _st(self) -> Storage:
+        """The storage; a deferred value (or one a deferred value reads) is evaluated first,
+        and messages still in flight from or into it are completed.  Not collective."""
+        s = self._s
+        if type(s) is not Storage or _fusion.READERS or s.flights:
+            s = _fusion.storage(self)
+        return s
+
+    @_st.setter
+    def _st(self, storage: Storage) -> None:
+        self._s = storage
+
+    def _view_st(self) -> Storage:
+        # The storage for making a view: reading it needs no evaluation of others.
+        s = self._s
+        return s if type(s) is Storage else self._st
+
+    # ------------------------------------------------------------ metadata
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Global shape.  Not collective."""
+        return self._map.shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self._map.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self._map.shape, dtype=np.int64))
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._s.dtype
+
+    @property
+    def itemsize(self) -> int:
+        return self._s.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.itemsize
+
+    @property
+    def _layout(self) -> Layout:
+        lay = self._lay
+        if lay is None:
+            lay = self._lay = view_layout(self._view_st().layout, self._map)
+        return lay
+
+    @property
+    def layout(self) -> Layout:
+        """Who owns what, in this array's global coordinates.  Not collective."""
+        return self._layout
+
+    @property
+    def comm(self):
+        """The (cloned) mpi4py communicator the array lives on.  Not collective."""
+        return self._st.ctx.comm
+
+    @property
+    def base(self) -> ndarray | None:
+        """The array this view aliases, or None for a base array."""
+        if self._map.is_identity:
+            return None
+        return ndarray._new(self._st, None)
+
+    # ------------------------------------------------------ mpi4py interop
+    @property
+    def local(self) -> np.ndarray:
+        """This rank's owned block as a writable NumPy view.  Not collective.
+
+        After writing through it, call :meth:`mark_modified` (collective) so
+        that cached halos of views of this array are refreshed.
+        """
+        return self._st.view_of(self._map, self._layout.block(self._st.ctx.rank))
+
+    @property
+    def global_slices(self) -> tuple[slice, ...]:
+        """Global index ranges of :attr:`local` in this array.  Not collective."""
+        return tuple(slice(lo, hi) for lo, hi in self._layout.block(self._st.ctx.rank))
+
+    def mark_modified(self) -> None:
+        """Declare that blocks were written through :attr:`local`.  Collective."""
+        self._st.bump()
+
+    # ------------------------------------------------------------- numpy
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from spmdarray.core.dispatch import array_ufunc
+
+        return array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from spmdarray.core.dispatch import array_function
+
+        return array_function(func, types, args, kwargs)
+
+    def __array__(self, dtype=None, copy=None):
+        """Gather the whole array onto every rank.  Collective."""
+        if copy is False:
+            raise ValueError("spmdarray cannot give a NumPy array without a copy; use copy=None or True")
+        from spmdarray.core.conversion import gather
+
+        out = gather(self)
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    # ----------------------------------------------------------- indexing
+    def __getitem__(self, key):
+        # As in NumPy, an index containing ``...`` gives an array, never a scalar.
+        ell = key is Ellipsis or (isinstance(key, tuple) and any(k is Ellipsis for k in key))
+        try:
+            key = normalize_key(key, self.shape)
+        except NotImplementedError:  # integer arrays or boolean masks
+            from spmdarray.routines.indexing.advanced import getitem
+
+            return getitem(self, key)
+        view = ndarray._new(self._view_st(), self._map.getitem(key))
+        if view.ndim == 0 and not ell and all(k is not None for k in key):
+            return view._scalar()
+        return view
+
+    def __setitem__(self, key, value) -> None:
+        ell = key is Ellipsis or (isinstance(key, tuple) and any(k is Ellipsis for k in key))
+        try:
+            key = normalize_key(key, self.shape)
+        except NotImplementedError:  # integer arrays or boolean masks
+            from spmdarray.routines.indexing.advanced import setitem
+
+            return setitem(self, key, value)
+        view = ndarray._new(self._view_st(), self._map.getitem(key))
+        if view.ndim == 0 and not ell and all(k is not None for k in key):
+            # One element (NumPy's scalar assignment): the value must be 0-d too.
+            if (value.ndim if hasattr(value, "ndim") else np.ndim(value)) > 0:
+                raise ValueError("setting an array element with a sequence.")
+        _engine.assign(view, value)
+
+    def __getattr__(self, name: str):
+        # Only reached for names the class lacks.  A method that mirrors a NumPy
+        # function registered in the dispatch table calls that function.
+        mirror = _mirror_method(self, name)
+        if mirror is not None:
+            return mirror
+        if name == "strides":
+            raise _MissingMethod(
+                "spmdarray.ndarray.strides: a distributed array has no global strides (its blocks are separate "
+                "allocations); use x.local.strides for this rank's block, or x.flags for contiguity"
+            )
+        if not name.startswith("_") and hasattr(np.ndarray, name):
+            raise _MissingMethod(
+                f"spmdarray.ndarray.{name} is not implemented yet; it was not computed by gathering the "
+                "array. Use the module function if one exists, or numpy.asarray(x) for small arrays"
+            )
+        raise AttributeError(f"'spmdarray.ndarray' object has no attribute {name!r}")
+
+    def _scalar(self):
+        return _engine.to_scalar(self)
+
+    # ---------------------------------------------------------- conversion
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        if self.ndim > 1:
+            for i in range(self.shape[0]):
+                yield self[i]
+            return
+        chunk = 65536
+        for lo in range(0, self.shape[0], chunk):
+            yield from np.asarray(self[lo : lo + chunk])
+
+    def _one(self, kind):
+        if self.size != 1:
+            return kind(np.zeros(self.shape, self.dtype))  # raises NumPy's own error
+        return kind(np.asarray(self._scalar()).reshape(self.shape))
+
+    def __float__(self) -> float:
+        return self._one(float)
+
+    def __int__(self) -> int:
+        return self._one(int)
+
+    def __complex__(self) -> complex:
+        return self._one(complex)
+
+    def __bool__(self) -> bool:
+        return self._one(bool)
+
+    def __index__(self) -> int:
+        if self.ndim or not np.issubdtype(self.dtype, np.integer):
+            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+        return int(self._scalar())
+
+    def item(self, *args):
+        """The element as a Python scalar on every rank.  Collective."""
+        if len(args) == 1 and isinstance(args[0], tuple):
+            args = args[0]
+        if not args:
+            if self.size != 1:
+                raise ValueError("can only convert an array of size 1 to a Python scalar")
+            return np.asarray(self._scalar()).item()
+        # NumPy's rules: ndim indices address one element; a single one is a flat index.
+        idx = tuple(operator.index(a) for a in args)
+        if len(idx) != self.ndim:
+            if len(idx) != 1:
+                raise ValueError("incorrect number of indices for array")
+            if not -self.size <= idx[0] < self.size:
+                raise IndexError(f"index {idx[0]} is out of bounds for size {self.size}")
+            idx = tuple(int(i) for i in np.unravel_index(idx[0] % self.size, self.shape))
+        v = self[idx]
+        return v.item() if isinstance(v, (np.generic, ndarray)) else v
+
+    def tolist(self):
+        """Nested Python lists on every rank (gathers the array).  Collective."""
+        return np.asarray(self).tolist()
+
+    def __repr__(self) -> str:
+        from spmdarray.core.conversion import text
+
+        return text(self, repr)
+
+    def __str__(self) -> str:
+        from spmdarray.core.conversion import text
+
+        return text(self, str)
+
+    def __format__(self, spec: str) -> str:
+        if self.ndim == 0:
+            return format(self._scalar(), spec)
+        return format(str(self), spec)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self):
+        raise TypeError("spmdarray arrays cannot be pickled; pickle numpy.asarray(x) (collective) instead")
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    # ------------------------------------------------------- manipulation
+    @property
+    def T(self) -> ndarray:  # noqa: N802
+        """Transposed view.  Not collective."""
+        return self.transpose()
+
+    @property
+    def mT(self) -> ndarray:  # noqa: N802
+        """View with the last two axes swapped (``numpy.linalg.matrix_transpose``).  Not collective."""
+        if self.ndim < 2:
+            raise ValueError("matrix transpose with ndim < 2 is undefined")
+        return self.swapaxes(-1, -2)
+
+    def transpose(self, *axes) -> ndarray:
+        """View with axes permuted (reversed by default).  Not collective."""
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        if not axes:
+            perm = tuple(reversed(range(self.ndim)))
+        else:
+            perm = _perm(axes, self.ndim)
+        return ndarray._new(self._view_st(), self._map.transpose(perm))
+
+    def swapaxes(self, axis1: int, axis2: int) -> ndarray:
+        """View with two axes interchanged.  Not collective."""
+        from spmdarray.routines.manipulation.axes import swapaxes
+
+        return swapaxes(self, axis1, axis2)
+
+    def squeeze(self, axis=None) -> ndarray:
+        """View without length-1 axes.  Not collective."""
+        from spmdarray.routines.manipulation.axes import squeeze
+
+        return squeeze(self, axis)
+
+    def cumsum(self, axis=None, dtype=None, out=None) -> ndarray:
+        """Cumulative sum, a prefix scan across ranks.  Collective."""
+        from spmdarray.routines.scans import cumsum
+
+        return cumsum(self, axis, dtype, out)
+
+    def cumprod(self, axis=None, dtype=None, out=None) -> ndarray:
+        """Cumulative product, a prefix scan across ranks.  Collective."""
+        from spmdarray.routines.scans import cumprod
+
+        return cumprod(self, axis, dtype, out)
+
+    def reshape(self, *shape, order: str = "C", copy=None) -> ndarray:
+        from spmdarray.routines.manipulation.shape import reshape
+
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return reshape(self, shape, order=order, copy=copy)
+
+    def ravel(self, order: str = "C") -> ndarray:
+        """Flattened array in ``order`` ('C', 'F', 'A' or 'K', as NumPy).  Collective.
+
+        'A' and 'K' read the memory order a C-ordered global array would have.
+        """
+        from spmdarray.routines.manipulation.shape import ravel
+
+        return ravel(self, order)
+
+    def flatten(self, order: str = "C") -> ndarray:
+        """Flattened copy in ``order`` ('C', 'F', 'A' or 'K').  Collective."""
+        from spmdarray.routines.manipulation.shape import ravel
+
+        out = ravel(self, order)
+        return out.copy() if out._st is self._st else out
+
+    def resize(self, *new_shape, refcheck: bool = True) -> None:
+        """Change shape and size in place; new elements are zero (C order).  Collective.
+
+        As NumPy: a view cannot be resized, and with ``refcheck`` an array
+        that other views reference raises ``ValueError`` (every rank agrees).
+        The data moves to a balanced layout of the new shape.
+        """
+        import sys
+
+        from spmdarray.comm import allgather_object
+        from spmdarray.routines.creation import zeros
+
+        if len(new_shape) == 1 and (new_shape[0] is None or isinstance(new_shape[0], (tuple, list))):
+            new_shape = () if new_shape[0] is None else tuple(new_shape[0])
+        new_shape = tuple(operator.index(n) for n in new_shape)
+        if not new_shape and not self.ndim:
+            return
+        if any(n < 0 for n in new_shape):
+            raise ValueError("negative dimensions not allowed")
+        if not self._map.is_identity:
+            raise ValueError("cannot resize this array: it does not own its data")
+        if refcheck:
+            shared = sys.getrefcount(self._st) > 2
+            if any(allgather_object(self._st.ctx, shared)):
+                raise ValueError(
+                    "cannot resize an array that references or is referenced\nby another array in this way.\n"
+                    "Use the np.resize function or refcheck=False"
+                )
+        size = int(np.prod(new_shape, dtype=np.int64))
+        flat = zeros((size,), self.dtype, comm=self._st.ctx)
+        n = min(size, self.size)
+        if n:
+            flat[:n] = self.ravel()[:n]
+        new = flat.reshape(new_shape)
+        self._st, self._map, self._lay = new._st, new._map, None
+
+    def view(self, dtype=None, type=None) -> ndarray:  # noqa: A002
+        """View of the same data, reinterpreted as ``dtype``.  Not collective.
+
+        A dtype of the same itemsize reinterprets every block.  Another
+        itemsize changes the last axis; it needs a base array (not a view)
+        whose last axis no rank splits, else ``NotImplementedError``.
+        """
+        if type is not None or (isinstance(dtype, builtins.type) and issubclass(dtype, (np.ndarray, ndarray))):
+            raise NotImplementedError("ndarray.view(type=...): spmdarray arrays have a single array type")
+        from spmdarray.core.storage import Storage
+
+        if dtype is None:
+            return ndarray._new(self._st, self._map)
+        dt = np.dtype(dtype)
+        st = self._st
+        if dt.itemsize == self.itemsize:
+            new = Storage(st.ctx, st.layout, dt, ghost=st.ghost, alloc=st.alloc.view(dt))
+            return ndarray._new(new, self._map)
+        lay = st.layout
+        if self.ndim == 0:
+            raise ValueError("Changing the dtype of a 0d array is only supported if the itemsize is unchanged")
+        last = self.ndim - 1
+        split = lay.grid_axis_of(last) is not None and lay.intervals[last] != ((0, self.shape[-1]),)
+        if not self._map.is_identity or split or st.ghost[last]:
+            raise NotImplementedError(
+                f"ndarray.view({dt}) changes the itemsize ({self.itemsize} -> {dt.itemsize}): supported only on a "
+                "base array whose last axis no rank splits; redistribute or copy first (e.g. x.copy())"
+            )
+        nbytes = self.shape[-1] * self.itemsize
+        if nbytes % dt.itemsize:
+            raise ValueError(
+                "When changing to a larger dtype, its size must be a divisor of the total size in bytes of the last "
+                "axis of the array."
+            )
+        m = nbytes // dt.itemsize
+        shape = self.shape[:-1] + (m,)
+        iv = lay.intervals[:-1] + ((((0, m),) if lay.intervals[last] is not None else None),)
+        new_lay = Layout(shape, lay.dims, lay.gaxis, lay.gfixed, iv)
+        new = Storage(st.ctx, new_lay, dt, ghost=st.ghost, alloc=st.alloc.view(dt))
+        return ndarray._new(new, None)
+
+    def getfield(self, dtype, offset: int = 0) -> ndarray:
+        """A field of each element as an array of ``dtype`` (per block).  Collective (no communication)."""
+        from spmdarray.routines.creation import empty_like
+
+        out = empty_like(self, dtype=dtype)
+        if self._layout.owned_size(self._st.ctx.rank):
+            out.local[...] = self.local.getfield(dtype, offset)
+        return out
+
+    def setfield(self, val, dtype, offset: int = 0) -> None:
+        """Store ``val`` into a field of each element (per block).  Collective."""
+        from spmdarray.routines.creation import empty_like
+
+        v = empty_like(self, dtype=dtype)
+        _engine.assign(v, val)
+        if self._layout.owned_size(self._st.ctx.rank):
+            self.local.setfield(v.local, dtype, offset)
+        self._st.bump()
+
+    def tobytes(self, order: str = "C") -> bytes:
+        """The raw bytes of the whole array, on every rank.  Collective: gathers the array."""
+        return np.asarray(self).tobytes(order)
+
+    def dumps(self) -> bytes:
+        """A pickle of the whole array as a NumPy array, on every rank.  Collective: gathers the array."""
+        import pickle
+
+        return pickle.dumps(np.asarray(self), protocol=2)
+
+    def dump(self, file) -> None:
+        """Pickle the whole array (as a NumPy array) to ``file``, written by rank 0.  Collective: gathers."""
+        import pickle
+
+        data = np.asarray(self)
+        if self._st.ctx.rank == 0:
+            if isinstance(file, (str, bytes)) or hasattr(file, "__fspath__"):
+                with open(file, "wb") as f:
+                    pickle.dump(data, f, protocol=2)
+            else:
+                pickle.dump(data, file, protocol=2)
+
+    def tofile(self, fid, sep: str = "", format: str = "%s") -> None:  # noqa: A002
+        """Write the whole array to ``fid`` (NumPy's ``tofile``), written by rank 0.
+
+        Collective: gathers the array (use :func:`spmdarray.save_hdf5` for
+        parallel output of large arrays).
+        """
+        data = np.asarray(self)
+        if self._st.ctx.rank == 0:
+            data.tofile(fid, sep=sep, format=format)
+
+    def copy(self, order: str = "C") -> ndarray:
+        """Copy with this array's layout.  Collective (no communication).
+
+        A ``broadcast_to`` view is copied into a balanced layout instead (its
+        repeated axes are not split, so its own layout would not spread them).
+        """
+        from spmdarray.routines.creation import empty, empty_like
+
+        if _engine._broadcast_axes(self):
+            out = empty(self.shape, self.dtype, comm=self._st.ctx)
+        else:
+            out = empty_like(self)
+        _engine.assign(out, self)
+        return out
+
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True) -> ndarray:
+        """Copy converted to ``dtype`` (NumPy's casting rules).  Collective."""
+        dtype = np.dtype(dtype)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the copy below warns as NumPy does, once
+            np.zeros(1, self.dtype).astype(dtype, casting=casting)  # NumPy's TypeError
+        if dtype == self.dtype and not copy:
+            return self
+        from spmdarray.routines.creation import empty_like
+
+        out = empty_like(self, dtype=dtype)
+        _engine.assign(out, self)
+        return out
+
+    def fill(self, value) -> None:
+        """Set every element to ``value``.  Collective."""
+        _engine.assign(self, value)
+
+    # ---------------------------------------------------------- reductions
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        return _red("sum", self, axis, dtype, out, keepdims, **kw)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        return _red("prod", self, axis, dtype, out, keepdims, **kw)
+
+    def min(self, axis=None, out=None, keepdims=False, **kw):
+        return _red("min", self, axis, None, out, keepdims, **kw)
+
+    def max(self, axis=None, out=None, keepdims=False, **kw):
+        return _red("max", self, axis, None, out, keepdims, **kw)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        return _red("mean", self, axis, dtype, out, keepdims, **kw)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+        return _red("var", self, axis, dtype, out, keepdims, ddof=ddof, **kw)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+        return _red("std", self, axis, dtype, out, keepdims, ddof=ddof, **kw)
+
+    def any(self, axis=None, out=None, keepdims=False, **kw):
+        return _red("any", self, axis, None, out, keepdims, **kw)
+
+    def all(self, axis=None, out=None, keepdims=False, **kw):
+        return _red("all", self, axis, None, out, keepdims, **kw)
+
+    def argmin(self, axis=None, out=None, keepdims=False):
+        from spmdarray.routines.reductions import argreduce
+
+        return argreduce("argmin", self, axis, out, keepdims)
+
+    def argmax(self, axis=None, out=None, keepdims=False):
+        from spmdarray.routines.reductions import argreduce
+
+        return argreduce("argmax", self, axis, out, keepdims)
+
+    def compress(self, condition, axis=None, out=None) -> ndarray:
+        """Same as ``numpy.compress(condition, a, axis, out)``.  Collective."""
+        from spmdarray.routines.indexing.advanced import compress
+
+        return compress(condition, self, axis=axis, out=out)
+
+    # -------------------------------------------------------------- linalg
+    def dot(self, other, out=None):
+        from spmdarray.linalg._summa import dot
+
+        return dot(self, other, out=out)
+
+    # ------------------------------------------- complex parts, flags, Array API
+    @property
+    def real(self) -> ndarray:
+        """Real part: a writable view for complex arrays, ``self`` otherwise.  Not collective."""
+        if self.dtype.kind != "c":
+            return self
+        from spmdarray.routines.logic import part_view
+
+        return part_view(self, "real")
+
+    @real.setter
+    def real(self, value) -> None:
+        _engine.assign(self.real, value)
+
+    @property
+    def imag(self) -> ndarray:
+        """Imaginary part: a writable view for complex arrays.
+
+        Not collective for complex arrays.  For other dtypes a new array of
+        zeros (collective, no communication; NumPy gives a read-only view).
+        """
+        if self.dtype.kind != "c":
+            from spmdarray.routines.creation import zeros_like
+
+            return zeros_like(self)
+        from spmdarray.routines.logic import part_view
+
+        return part_view(self, "imag")
+
+    @imag.setter
+    def imag(self, value) -> None:
+        if self.dtype.kind != "c":
+            raise TypeError("array does not have imaginary part to set")
+        _engine.assign(self.imag, value)
+
+    def conj(self) -> ndarray:
+        """Complex conjugate (``numpy.conjugate``).  Collective (no communication)."""
+        return np.conjugate(self)
+
+    conjugate = conj
+
+    def byteswap(self, inplace: bool = False) -> ndarray:
+        """Bytes of every element swapped, block by block.  Collective (no communication)."""
+        from spmdarray.routines.logic import byteswap
+
+        return byteswap(self, inplace)
+
+    @property
+    def flags(self):
+        """Contiguity of the global view (see :class:`spmdarray.routines.logic.Flags`).  Not collective."""
+        from spmdarray.routines.logic import flags_of
+
+        return flags_of(self)
+
+    @property
+    def device(self):
+        """Array API device: ``"cpu"`` (NumPy blocks) or ``"gpu"`` (CuPy blocks).  Not collective."""
+        from spmdarray.array_api._info import device_of
+
+        return device_of(self)
+
+    def to_device(self, device, /, *, stream=None) -> ndarray:
+        """This array on another Array API device (same layout).  Collective, no communication."""
+        from spmdarray.array_api._info import backend_for
+
+        if stream is not None:
+            raise NotImplementedError("spmdarray.ndarray.to_device(stream=...) is not supported")
+        name = backend_for(device)
+        if name == self._st.be.name:
+            return self
+        from spmdarray.routines.creation import _to_backend
+
+        return _to_backend(self, name, self.dtype)
+
+    def __array_namespace__(self, /, *, api_version=None):
+        """The Array API namespace :mod:`spmdarray.array_api`.  Not collective."""
+        from spmdarray import array_api
+
+        array_api._check_version(api_version)
+        return array_api
+
+    def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """DLPack capsule of THIS RANK'S BLOCK (not of the global array).  Not collective.
+
+        ``spmdarray.from_dlpack`` on every rank wraps the blocks back into a
+        distributed array (stacked along axis 0, like ``from_local``).
+        """
+        kw = {"stream": stream} if stream is not None else {}
+        if max_version is not None:
+            kw["max_version"] = max_version
+        if dl_device is not None:
+            kw["dl_device"] = dl_device
+        if copy is not None:
+            kw["copy"] = copy
+        return self.local.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        """DLPack device of this rank's block.  Not collective."""
+        return self.local.__dlpack_device__()
+
+    def clip(self, min=None, max=None, out=None, **kw):  # noqa: A002
+        return np.clip(self, min, max, out=out, **kw)
+
+    def round(self, decimals: int = 0, out=None):
+        from spmdarray.core.dispatch import round_
+
+        return round_(self, decimals, out)
+
+
+#: ndarray methods that take the same arguments as the NumPy function of the same
+#: name, with the array first; each works once that function is registered.
+_MIRRORED = (
+    "argpartition",
+    "argsort",
+    "choose",
+    "conj",
+    "conjugate",
+    "diagonal",
+    "nonzero",
+    "ptp",
+    "put",
+    "repeat",
+    "searchsorted",
+    "take",
+    "trace",
+)
+#: In-place methods: ``a.sort(...)`` stores ``numpy.sort(a, ...)`` into ``a``.
+_IN_PLACE = ("sort", "partition")
+
+
+def _mirror_method(x, name: str):
+    from spmdarray.core.dispatch import HANDLED
+
+    if name in _MIRRORED:
+        func = getattr(np, name)
+        if func in HANDLED or isinstance(func, np.ufunc):
+
+            def method(*args, **kwargs):
+                return func(x, *args, **kwargs)
+
+            method.__name__ = name
+            method.__doc__ = f"Same as ``numpy.{name}(a, ...)`` (see its docstring)."
+            return method
+    elif name in _IN_PLACE and getattr(np, name) in HANDLED:
+        func = getattr(np, name)
+
+        def in_place(*args, **kwargs) -> None:
+            x[...] = func(x, *args, **kwargs)
+
+        in_place.__name__ = name
+        in_place.__doc__ = f"In place: ``a[...] = numpy.{name}(a, ...)``.  Collective."
+        return in_place
+    return None
+
+
+class _MissingMethod(NotImplementedError, AttributeError):
+    """A NumPy ``ndarray`` method spmdarray lacks (``hasattr`` still says False)."""
+
+
+def _perm(axes, ndim: int) -> tuple[int, ...]:
+    from spmdarray.routines.reductions import normalize_axes
+
+    if len(axes) != ndim:
+        raise ValueError("axes don't match array")
+    try:
+        return normalize_axes(tuple(axes), ndim)
+    except ValueError as e:
+        if isinstance(e, np.exceptions.AxisError):
+            raise
+        raise ValueError("repeated axis in transpose") from None
+
+
+def _red(name, x, axis, dtype, out, keepdims, **kw):
+    from spmdarray.routines.reductions import reduce
+
+    return reduce(name, x, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
+
+
+_engine._ND = ndarray
+_fusion._ND = ndarray
+calibrate(ndarray)

@@ -1,0 +1,214 @@
+"""Per-rank storage of a base array: one allocation with a ghost frame.
+
+Every view of a base array shares its :class:`Storage`.  The allocation holds
+the owned block plus ``ghost[b]`` cells on each side of every partitioned
+axis; halo exchanges write neighbour-owned values into that frame so that a
+shifted view is a plain NumPy view of the allocation.
+
+``version`` counts collective writes.  ``halo_valid`` maps each plan key to
+the version at which its ghost cells were filled; they are current only while
+that equals ``version``, so halos are re-sent only after the data changed.
+Both change only inside collective operations (a halo counts as filled when
+its messages are posted), so they agree on every rank.  ``flights`` lists the
+posted exchanges that still send from or receive into the allocation.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from spmdarray.backend.backends import backend_of
+from spmdarray.decomposition import Box, Layout, ViewMap, box_size
+
+__all__ = ["Storage", "config"]
+
+
+class _Config:
+    """Library settings.
+
+    ``ghost_width``: ghost cells per side of each partitioned axis for arrays
+    created afterwards (default 1).  ``reduce_gather_bytes``: above this many
+    bytes of partial results per reduction group, reductions combine with a
+    rank-ordered Reduce + Bcast instead of an all-gather (default 16 MiB).
+    ``agree_allocation_bytes``: a device allocation of at least this many
+    bytes on any rank (default 1 MiB) checks with every rank that none ran
+    out of memory, so that all raise MemoryError.  It costs one 4-byte
+    all-reduce per such array on several ranks; smaller allocations, served
+    by CuPy's pool, skip it (None: never agree).
+    ``linalg_max_elements``: the largest matrix (elements per matrix) that a
+    replicated linear-algebra routine (``inv``, ``eig``, ``det`` ...) gathers
+    onto one rank; larger matrices raise NotImplementedError (default
+    ``4096 * 4096``).  See docs/linalg.md.
+    All must be set identically on every rank.
+    """
+
+    __slots__ = ("ghost_width", "reduce_gather_bytes", "agree_allocation_bytes", "linalg_max_elements")
+
+    def __init__(self) -> None:
+        self.ghost_width = 1
+        self.reduce_gather_bytes = 16 << 20
+        self.agree_allocation_bytes = 1 << 20
+        self.linalg_max_elements = 4096 * 4096
+
+
+config = _Config()
+
+
+@lru_cache(maxsize=4096)
+def _geometry(layout: Layout, rank: int, ghost):
+    """(ghost widths, allocation shape, global index of alloc[0...], holds) for a rank."""
+    nd = layout.ndim
+    if not isinstance(ghost, tuple):
+        ghost = tuple(
+            ghost if (k := layout.grid_axis_of(b)) is not None and layout.dims[k] > 1 else 0 for b in range(nd)
+        )
+    if not layout.holds(rank):
+        return ghost, (0,) * nd, (0,) * nd, None
+    block = layout.block(rank)
+    shape = tuple(hi - lo + 2 * g for (lo, hi), g in zip(block, ghost))
+    origin = tuple(lo - g for (lo, _), g in zip(block, ghost))
+    # Index of the owned block inside the allocation (None: the whole of it).
+    owned = None if not any(ghost) else (*(slice(g, g + hi - lo) for g, (lo, hi) in zip(ghost, block)), Ellipsis)
+    key = (ViewMap.identity(layout.shape), block)
+    return ghost, shape, origin, (owned, key)
+
+
+class Storage:
+    """The allocation behind a base array on one rank.  Not collective."""
+
+    __slots__ = (
+        "ctx",
+        "be",
+        "layout",
+        "dtype",
+        "alloc",
+        "origin",
+        "ghost",
+        "version",
+        "halo_valid",
+        "_views",
+        "flights",
+    )
+
+    def __init__(self, ctx, layout: Layout, dtype, *, ghost=None, alloc=None, fill=None, agree: bool = True) -> None:
+        self.ctx = ctx
+        self.be = be = backend_of(ctx)
+        self.layout = layout
+        self.dtype = np.dtype(dtype)
+        self.version = 0
+        self.halo_valid: dict = {}
+        self._views: dict = {}
+        self.flights: list = []  # posted exchanges touching the allocation (see ``_flights``)
+        g = config.ghost_width if ghost is None else tuple(ghost)
+        self.ghost, shape, self.origin, holds = _geometry(layout, ctx.rank, g)
+        if alloc is not None:
+            self.alloc = alloc
+        elif be.is_device:
+            self.alloc = _device_alloc(ctx, be, layout, shape, self.dtype, fill, holds is not None, agree)
+        elif fill is None:
+            self.alloc = np.empty(shape, self.dtype)
+        elif fill == 0 and holds is not None:
+            self.alloc = np.zeros(shape, self.dtype)
+        else:
+            self.alloc = np.full(shape, fill, self.dtype)
+        if holds is not None:
+            # The base array's own block, asked for by nearly every operation.
+            owned, key = holds
+            self._views[key] = self.alloc if owned is None else self.alloc[owned]
+
+    def bump(self) -> None:
+        """Record a collective write: every cached halo becomes stale."""
+        self.version += 1
+
+    def view_of(self, vmap: ViewMap, box: Box) -> np.ndarray:
+        """NumPy view of the allocation holding view-box ``box``.
+
+        The box must lie inside this rank's allocation (owned block plus
+        ghost frame); an empty box gives a fresh empty array.
+        """
+        key = (vmap, box)
+        arr = self._views.get(key)
+        if arr is not None:
+            return arr
+        arr = self._view_of(vmap, box)
+        if len(self._views) > 512:
+            self._views.clear()
+        self._views[key] = arr
+        return arr
+
+    def _view_of(self, vmap: ViewMap, box: Box) -> np.ndarray:
+        shape = tuple(hi - lo for lo, hi in box)
+        if box_size(box) == 0:
+            return self.be.empty(shape, self.dtype)
+        idx: list = [int(s - o) for s, o in zip(vmap.start, self.origin)]
+        walked = []
+        has_new = False
+        for (b, step), (lo, hi) in zip(vmap.axes, box):
+            if b < 0:
+                has_new = True
+                continue
+            walked.append(b)
+            a0 = vmap.start[b] + lo * step - self.origin[b]
+            stop = a0 + (hi - lo - 1) * step + (1 if step > 0 else -1)
+            idx[b] = slice(a0, None if stop < 0 else stop, step)
+        arr = self.alloc[(*idx, Ellipsis)]
+        order = sorted(walked)
+        if walked != order:
+            arr = arr.transpose([order.index(b) for b in walked])
+        if has_new:
+            arr = arr[tuple(None if b < 0 else slice(None) for b, _ in vmap.axes)]
+            if arr.shape != shape:
+                # A broadcast axis (``broadcast_to``): read-only, as NumPy's.
+                arr = self.be.xp.broadcast_to(arr, shape)
+        return arr
+
+
+def _largest_block_bytes(layout: Layout, dtype) -> int:
+    """Bytes of the largest rank's block (the same on every rank), ghosts ignored."""
+    return _largest_block(layout) * np.dtype(dtype).itemsize
+
+
+@lru_cache(maxsize=1024)
+def _largest_block(layout: Layout) -> int:
+    big = 1
+    for k, iv in enumerate(layout.intervals):
+        big *= max((hi - lo for lo, hi in iv), default=0) if iv is not None else layout.shape[k]
+    return big
+
+
+def _device_alloc(ctx, be, layout: Layout, shape, dtype, fill, holds: bool, agree: bool = True):
+    """A device allocation whose failure every rank sees.  Collective (not with ``agree=False``).
+
+    An out-of-memory error on one rank becomes a MemoryError on every rank
+    (one 4-byte all-reduce per allocation of at least
+    ``config.agree_allocation_bytes`` on the largest block), so no rank is
+    left waiting in the next collective.  Every rank takes the same decision
+    because it is made from the global layout.
+    """
+    err = None
+    out = None
+    try:
+        if fill is None:
+            out = be.empty(shape, dtype)
+        elif fill == 0 and holds:
+            out = be.zeros(shape, dtype)
+        else:
+            out = be.full(shape, fill, dtype)
+    except MemoryError as e:
+        err = e
+    limit = config.agree_allocation_bytes
+    if agree and ctx.size > 1 and limit is not None and _largest_block_bytes(layout, dtype) >= limit:
+        from spmdarray.comm import first_failure
+
+        bad = first_failure(ctx, err is not None)
+        if bad >= 0 and err is None:
+            need = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+            raise MemoryError(
+                f"out of GPU memory on rank {bad} (this is rank {ctx.rank}, which allocated its {need} bytes); "
+                "every rank raises so that none waits"
+            )
+    if err is not None:
+        raise err
+    return out

@@ -1,0 +1,168 @@
+"""Batch-parallel execution of NumPy's stacked linear-algebra routines.
+
+NumPy's ``linalg`` functions work on stacks of matrices ``(..., M, N)``.
+:func:`gufunc` lays every operand out with only the *batch* axes partitioned
+(each matrix whole on one rank), runs the NumPy routine on this rank's
+matrices, and returns results laid out the same way: no rank ever holds
+more than its own matrices.  A single matrix (no batch axes) is gathered onto
+one rank, computed there and scattered back to a balanced layout: this is the
+"replicated" path, limited to ``config.linalg_max_elements`` elements per
+matrix.
+
+Errors (``LinAlgError`` for a singular matrix, say) are agreed by every rank,
+so all raise the same exception and none waits in a collective.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from spmdarray.comm import gather_errors
+from spmdarray.core import elementwise as _engine
+from spmdarray.core.storage import Storage, config
+from spmdarray.decomposition import Layout
+
+__all__ = ["gufunc", "on_root", "operand", "check_size", "batch_layout", "finish", "new_array"]
+
+
+def operand(x, ctx):
+    """``x`` as a distributed array of ``ctx`` (a global NumPy value is split, not sent)."""
+    if _engine.is_distributed(x):
+        return x
+    from spmdarray.routines.creation import array
+
+    return array(np.asarray(x), comm=ctx)
+
+
+def check_size(name: str, core: tuple[int, ...]) -> None:
+    """NotImplementedError when one matrix exceeds ``config.linalg_max_elements``.  Not collective."""
+    n = math.prod(core)
+    if n > config.linalg_max_elements:
+        raise NotImplementedError(
+            f"numpy.linalg.{name}: a {'x'.join(map(str, core))} matrix ({n} elements) is above "
+            f"spmdarray.config.linalg_max_elements={config.linalg_max_elements}; this routine holds each matrix "
+            "whole on one rank (no distributed algorithm). Raise the limit on every rank if one rank's memory "
+            "allows it"
+        )
+
+
+def batch_layout(batch: tuple[int, ...], core: tuple[int, ...], nprocs: int) -> Layout:
+    """Layout of ``batch + core`` with only the batch axes partitioned.  Not collective."""
+    b = Layout.balanced(batch, nprocs)
+    return Layout(batch + core, b.dims, b.gaxis, b.gfixed, b.intervals + (None,) * len(core))
+
+
+def new_array(ctx, layout: Layout, dtype):
+    from spmdarray.core.array import ndarray
+
+    return ndarray._new(Storage(ctx, layout, np.dtype(dtype)), None)
+
+
+def _laid_out(x, batch, ncore, ctx):
+    core = x.shape[x.ndim - ncore :]
+    lay = batch_layout(batch, core, ctx.size)
+    if x._map.is_identity and x._layout == lay:
+        return x
+    dst = new_array(ctx, lay, x.dtype)
+    _engine.assign(dst, x)
+    return dst
+
+
+def agree(ctx, err, payload=None):
+    """Raise the first rank's error on every rank; else return every rank's payload.  Collective."""
+    got = gather_errors(ctx, err, payload)
+    for e, _ in got:
+        if e is not None:
+            raise e[0](e[1])
+    return [p for _, p in got]
+
+
+def on_root(ctx, func):
+    """``func()`` computed on rank 0 only and shared: the same bits on every rank.  Collective.
+
+    A tuple result (a namedtuple too) comes back as a plain tuple; an
+    exception raised on rank 0 is raised on every rank.
+    """
+    err, pay = None, None
+    if ctx.rank == 0:
+        try:
+            pay = func()
+            pay = tuple(pay) if isinstance(pay, tuple) else pay
+        except Exception as e:
+            err = (type(e), str(e))
+    return agree(ctx, err, pay)[0]
+
+
+def gufunc(name: str, func, inputs, ncores, *, limit: bool = True):
+    """Run ``func`` (NumPy's stacked routine) batch-parallel.  Collective.
+
+    Parameters
+    ----------
+    name : str
+        Name for messages.
+    func : callable
+        Called with this rank's host blocks ``(b..., core...)``; returns an
+        array or a tuple (namedtuple) of arrays whose leading axes are the
+        batch axes.
+    inputs : sequence
+        Operands (at least one distributed).
+    ncores : sequence of int
+        Core dimensions of each operand; the rest broadcast as batch axes.
+    limit : bool
+        Apply ``config.linalg_max_elements`` to each matrix.
+
+    Returns
+    -------
+    The results, laid out with the batch axes partitioned; for unbatched
+    inputs balanced arrays, and NumPy scalars for 0-d results.
+    """
+    ctx = _engine.context_of(*inputs)
+    xs = [operand(x, ctx) for x in inputs]
+    for x, nc in zip(xs, ncores):
+        if limit:
+            check_size(name, x.shape[x.ndim - nc :])
+    try:
+        batch = np.broadcast_shapes(*(x.shape[: x.ndim - nc] for x, nc in zip(xs, ncores)))
+    except ValueError:
+        shapes = ", ".join(str(x.shape) for x in xs)
+        raise ValueError(f"{name}: the stacked (batch) dimensions of the operands do not broadcast: {shapes}") from None
+    single = batch == ()
+    b = (1,) if single else batch
+    laid = [_laid_out(x, b, nc, ctx) for x, nc in zip(xs, ncores)]
+    be = laid[0]._st.be
+    err, res = None, None
+    try:
+        with np.errstate(all="ignore"):
+            res = func(*(be.to_host(x.local) for x in laid))
+    except Exception as e:  # agreed below, so that every rank raises it
+        err = (type(e), str(e))
+    kind = None
+    if res is not None:
+        multi = isinstance(res, tuple)
+        outs = list(res) if multi else [res]
+        kind = (type(res) if multi else None, [(np.asarray(o).dtype, np.shape(o)[len(b) :]) for o in outs])
+    kinds = agree(ctx, err, kind)
+    rtype, metas = kinds[0]
+    dtypes = [np.result_type(*(k[1][i][0] for k in kinds)) for i in range(len(metas))]
+    results = []
+    for i, (_, core) in enumerate(metas):
+        r = new_array(ctx, batch_layout(b, core, ctx.size), dtypes[i])
+        if r.local.size:
+            r.local[...] = be.asarray(np.asarray(outs[i]).astype(dtypes[i], copy=False))
+        r._st.bump()
+        results.append(finish(r, ctx) if single else r)
+    if rtype is None:
+        return results[0]
+    return tuple(results) if rtype is tuple else rtype(*results)
+
+
+def finish(r, ctx):
+    """Drop the length-1 batch axis of an unbatched result and rebalance it.  Collective."""
+    from spmdarray.routines.manipulation.shape import redistribute
+
+    if r.ndim == 1:
+        return _engine.to_scalar(r)
+    v = r[0]
+    return redistribute(v, Layout.balanced(v.shape, ctx.size))

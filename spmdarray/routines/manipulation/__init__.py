@@ -1,0 +1,1 @@
+"""Shape changes, joining and splitting, padding, diagonals: NumPy's array manipulation routines."""

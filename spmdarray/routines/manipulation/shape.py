@@ -1,0 +1,204 @@
+"""Shape changes: views where the layout allows, redistributions otherwise."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from spmdarray.comm import start_exchange
+from spmdarray.core import elementwise as _engine
+from spmdarray.core.storage import Storage
+from spmdarray.decomposition import Layout, box_size, unravel
+
+__all__ = ["reshape", "ravel", "redistribute"]
+
+
+def redistribute(x, layout: Layout):
+    """Copy of ``x`` laid out as ``layout`` (same shape).  Collective.
+
+    Moves exactly the overlaps between the old and new blocks.
+    """
+    from spmdarray.core.array import ndarray
+
+    if x._layout == layout:
+        return x
+    out = ndarray._new(Storage(x._st.ctx, layout, x.dtype), None)
+    _engine.assign(out, x)
+    return out
+
+
+def _new_shape(shape, newshape, order):
+    probe = np.lib.stride_tricks.as_strided(np.empty(1, np.int8), shape, (0,) * len(shape))
+    return probe.reshape(newshape, order=order).shape
+
+
+def reshape(x, newshape, order="C", copy=None):
+    """NumPy's reshape.  Collective.
+
+    Returns a view when only length-1 axes are added or removed (as NumPy
+    would); otherwise a redistributed copy (NumPy may return a view there:
+    writing through the result does not change ``x``).
+    """
+    if isinstance(newshape, (int, np.integer)):
+        newshape = (int(newshape),)
+    if order not in ("C", "F", "A"):
+        raise ValueError(f"order must be one of 'C', 'F', 'A' (got {order!r})")
+    if order == "A":
+        order = "F" if _contiguity(x) == "F" else "C"
+    shape = _new_shape(x.shape, tuple(newshape), "F" if order == "F" else "C")
+    if order == "F":
+        return reshape(x.T, shape[::-1], "C", copy).T
+    if shape == x.shape and not copy:
+        return x
+    old_core = [n for n in x.shape if n != 1]
+    new_core = [n for n in shape if n != 1]
+    if old_core == new_core and not copy:
+        from spmdarray.core.array import ndarray
+        from spmdarray.decomposition import normalize_key
+
+        squeeze = tuple(0 if n == 1 else slice(None) for n in x.shape)
+        m = x._map.getitem(normalize_key(squeeze, x.shape))
+        expand = tuple(None if n == 1 else slice(None) for n in shape)
+        m = m.getitem(expand)
+        return ndarray._new(x._st, m)
+    return _reshape_copy(x, shape)
+
+
+def _strides(x) -> list[int]:
+    """Element strides of view ``x`` over a C-ordered global base array."""
+    base = x._map.base_shape
+    c = [1] * len(base)
+    for b in range(len(base) - 2, -1, -1):
+        c[b] = c[b + 1] * base[b + 1]
+    return [0 if b < 0 else step * c[b] for b, step in x._map.axes]
+
+
+def _contiguity(x) -> str:
+    """'C', 'F' or '' as NumPy's flags would say for ``x`` over a C-ordered base."""
+    st = _strides(x)
+    big = [(n, s) for n, s in zip(x.shape, st) if n != 1]
+    if x.size == 0 or not big:
+        return "C"
+
+    def ok(items):
+        want = 1
+        for n, s in items:
+            if s != want:
+                return False
+            want *= n
+        return True
+
+    if ok(big[::-1]):
+        return "C"
+    if ok(big):
+        return "F"
+    return ""
+
+
+def ravel(x, order="C"):
+    """Flattened ``x`` in NumPy's ``order``.  Collective.
+
+    'C' and 'F' are index orders; 'A' is 'F' when ``x`` would be Fortran-
+    contiguous in NumPy (a transposed C array), and 'K' reads the axes in the
+    memory order of a C-ordered global array (as NumPy, negative steps are
+    not reversed).
+    """
+    if order not in ("C", "F", "A", "K"):
+        raise ValueError("order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+    if order == "K":
+        st = _strides(x)
+        perm = sorted(range(x.ndim), key=lambda a: -abs(st[a]))
+        return reshape(x.transpose(perm), (-1,), "C")
+    return reshape(x, (-1,), order)
+
+
+def _coord_lookup(lay: Layout, axis: int) -> np.ndarray | None:
+    iv = lay.intervals[axis]
+    if iv is None:
+        return None
+    table = np.zeros(lay.shape[axis], np.int64)
+    for c, (lo, hi) in enumerate(iv):
+        table[lo:hi] = c
+    return table
+
+
+def _ranks_of(flat: np.ndarray, lay: Layout) -> np.ndarray:
+    """Primary owner rank of each C-order flat index of ``lay.shape``."""
+    if not lay.shape:
+        return np.zeros(flat.shape, np.int64)
+    idx = np.unravel_index(flat, lay.shape)
+    rank = np.zeros(flat.shape, np.int64)
+    for k, d in enumerate(lay.dims):
+        a = lay.gaxis[k]
+        if a is not None:
+            c = _coord_lookup(lay, a)[idx[a]]
+        else:
+            c = lay.gfixed[k] or 0
+        rank = rank * d + c
+    return rank
+
+
+def _flat_of_box(box, shape) -> np.ndarray:
+    if not shape:
+        return np.zeros((1,), np.int64)
+    strides = np.cumprod((1,) + tuple(shape[::-1]))[:-1][::-1]
+    flat = np.zeros((1,) * len(shape), np.int64)
+    for a, ((lo, hi), s) in enumerate(zip(box, strides)):
+        shp = [1] * len(shape)
+        shp[a] = hi - lo
+        flat = flat + (np.arange(lo, hi, dtype=np.int64) * int(s)).reshape(shp)
+    return flat.reshape(-1)
+
+
+def _reshape_copy(x, shape):
+    """C-order redistribution to a balanced layout of ``shape``.  Collective."""
+    from spmdarray.core.array import ndarray
+
+    ctx = x._st.ctx
+    me = ctx.rank
+    src_lay = x._layout
+    dst_lay = Layout.balanced(shape, ctx.size)
+    out = ndarray._new(Storage(ctx, dst_lay, x.dtype), None)
+    sends, recvs = [], []
+    primary = src_lay.holds(me) and all(
+        unravel(me, src_lay.dims)[k] == 0 for k in range(len(src_lay.dims)) if src_lay.is_replicated_axis(k)
+    )
+    local_pairs = None
+    if primary and src_lay.owned_size(me):
+        be = x._st.be
+        vals = be.to_host(x.local).reshape(-1)
+        flat = _flat_of_box(src_lay.block(me), x.shape)
+        dest = _ranks_of(flat, dst_lay)
+        order = np.argsort(dest, kind="stable")
+        dest_sorted = dest[order]
+        bounds = np.searchsorted(dest_sorted, np.arange(ctx.size + 1))
+        for r in range(ctx.size):
+            seg = order[bounds[r] : bounds[r + 1]]
+            if seg.size:
+                if r == me:
+                    local_pairs = vals[seg]
+                else:
+                    sends.append((r, vals[seg]))
+    dbox = dst_lay.block(me)
+    if box_size(dbox):
+        flat = _flat_of_box(dbox, shape)
+        src = _ranks_of(flat, src_lay)
+        order = np.argsort(src, kind="stable")
+        src_sorted = src[order]
+        bounds = np.searchsorted(src_sorted, np.arange(ctx.size + 1))
+        bufs = []
+        for r in range(ctx.size):
+            seg = order[bounds[r] : bounds[r + 1]]
+            if seg.size and r != me:
+                buf = np.empty(seg.size, x.dtype)
+                recvs.append((r, buf))
+                bufs.append((seg, buf))
+            elif seg.size:
+                bufs.append((seg, None))
+    if sends or recvs:
+        start_exchange(ctx, sends, recvs).wait()
+    if box_size(dbox):
+        dst = np.empty(box_size(dbox), x.dtype)
+        for seg, buf in bufs:
+            dst[seg] = local_pairs if buf is None else buf
+        out.local[...] = out._st.be.asarray(dst.reshape(out.local.shape))
+    return out

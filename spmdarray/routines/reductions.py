@@ -1,0 +1,393 @@
+"""Reductions: local NumPy reduction, then a deterministic combine.
+
+Each rank reduces its owned block with NumPy (keeping the reduced axes), then
+the ranks that differ only along the reduced grid axes all-gather their
+partials and combine them in rank order.  The result is replicated along
+those grid axes (and distributed like the input along the others), which is
+exactly the layout needed to broadcast it back against the input
+(``x - x.mean(axis=0)`` moves no data).
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+
+from spmdarray.backend.backends import backend_of
+from spmdarray.comm import allgather_blocks, reduce_bcast
+from spmdarray.core import elementwise as _engine
+from spmdarray.core.storage import Storage, config
+from spmdarray.decomposition import Layout, ravel, unravel
+from spmdarray.fusion import record as _fusion
+
+__all__ = ["reduce", "argreduce", "normalize_axes"]
+
+_COMBINE = {
+    "sum": np.sum,
+    "prod": np.prod,
+    "min": np.min,
+    "max": np.max,
+    "any": np.any,
+    "all": np.all,
+}
+
+
+def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
+    """NumPy's axis normalisation, with NumPy's ``AxisError``.  Not collective."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    out = []
+    for a in axes:
+        a = int(a)
+        if not -ndim <= a < ndim:
+            raise np.exceptions.AxisError(a, ndim)
+        out.append(a % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError("duplicate value in 'axis'")
+    return tuple(out)
+
+
+def _group(lay: Layout, gaxes: tuple[int, ...], rank: int) -> list[int]:
+    """Global ranks of ``rank``'s sub-communicator over grid axes ``gaxes``, in its order."""
+    me = unravel(rank, lay.dims)
+    out = []
+    for cs in itertools.product(*(range(lay.dims[k]) for k in gaxes)):
+        c = list(me)
+        for k, v in zip(gaxes, cs):
+            c[k] = v
+        out.append(ravel(tuple(c), lay.dims))
+    return out
+
+
+def _combine_axes(lay: Layout, axes) -> tuple[int, ...]:
+    return tuple(
+        k
+        for k in range(len(lay.dims))
+        if (lay.gaxis[k] is not None and lay.gaxis[k] in axes) or lay.gfixed[k] is not None
+    )
+
+
+def _probe(fn, x, axes, **kw):
+    dummy = np.ones(tuple(min(n, 1) for n in x.shape), x.dtype)
+    with np.errstate(all="ignore"):
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return np.asarray(fn(dummy, axis=axes, **kw))
+
+
+def _partial_reduce(name, x, axes, dtype, initial=np._NoValue):
+    """Combine-ready partials: ndarray with the reduced axes kept (size 1).
+
+    ``initial`` is used by min and max only (applying it to every partial is
+    harmless there, and it makes empty blocks and empty arrays reducible).
+    """
+    ctx = x._s.ctx
+    lay = x._layout
+    fn = _COMBINE[name]
+    kw = {} if name in ("min", "max", "any", "all") else {"dtype": dtype}
+    if name in ("min", "max") and initial is not np._NoValue:
+        kw["initial"] = initial
+    res_dtype = _probe(fn, x, axes, keepdims=True, **kw).dtype
+    rlay = lay.reduce(axes, keepdims=True)
+    rshape = tuple(hi - lo for lo, hi in rlay.block(ctx.rank))
+
+    def has_data(r):
+        b = lay.block(r)
+        return lay.holds(r) and all(b[a][1] > b[a][0] for a in axes)
+
+    gaxes = _combine_axes(lay, axes)
+    members = _group(lay, gaxes, ctx.rank) if gaxes else [ctx.rank]
+    mine = None
+    be = backend_of(ctx)
+    # Under ``errstate(...='raise')`` a floating-point error may strike one rank
+    # only (its block overflows): every rank agrees before it goes on.
+    agree = "raise" in np.geterr().values()
+    if has_data(ctx.rank):
+        # A deferred bool/int tree summed whole is summed inside its fused kernel,
+        # never stored; the partials are combined below exactly as stored ones.
+        fused = None
+        if name == "sum" and dtype is None and len(axes) == x.ndim and _fusion.is_deferred(x):
+            fused = _fusion.local_sum(x, res_dtype)
+        if fused is not None:
+            mine = be.asarray(np.full((1,) * x.ndim, fused, res_dtype))
+        else:
+            mine = _agreeing(ctx, agree, lambda: _local_reduce(be, fn, x.local, axes, kw, res_dtype))
+    elif agree:
+        _engine._agree(ctx, None)
+    nbytes = len(members) * int(np.prod(rshape, dtype=np.int64)) * res_dtype.itemsize
+    if len(members) > 1 and nbytes > config.reduce_gather_bytes and res_dtype.kind in "biufc":
+        # Large partials: a rank-ordered Reduce + Bcast holds two blocks, not one per rank.
+        mine = _identity(name, rshape, res_dtype) if mine is None else be.to_host(mine)
+        return rlay, reduce_bcast(ctx.sub(lay.dims, gaxes), mine, name).reshape(rshape), res_dtype
+    if len(members) > 1:
+        shapes = [rshape if has_data(m) else (0,) * len(rshape) for m in members]
+        block = be.to_host(mine) if mine is not None else np.empty((0,) * len(rshape), res_dtype)
+        parts = allgather_blocks(ctx.sub(lay.dims, gaxes), block, shapes)
+        parts = [p for p, m in zip(parts, members) if has_data(m)]
+    else:
+        parts = [mine] if mine is not None else []
+
+    def combine():
+        if not parts:
+            empty = np.empty(tuple(0 if a in axes else n for a, n in enumerate(rshape)), x.dtype)
+            return np.asarray(fn(empty, axis=axes, keepdims=True, **kw), dtype=res_dtype)
+        if len(parts) == 1:
+            return parts[0]
+        return np.asarray(fn(np.stack(parts), axis=0, **kw), dtype=res_dtype)
+
+    local = _agreeing(ctx, agree, combine)
+    return rlay, local, res_dtype
+
+
+def _agreeing(ctx, agree: bool, compute):
+    """``compute()``; with ``agree``, a FloatingPointError on any rank raises on every rank.  Collective."""
+    if not agree:
+        return compute()
+    err = out = None
+    try:
+        out = compute()
+    except FloatingPointError as e:
+        err = e
+    _engine._agree(ctx, err)
+    return out
+
+
+def _local_reduce(be, fn, block, axes, kw: dict, res_dtype):
+    """``fn`` over this rank's block, keeping the reduced axes (on the block's device)."""
+    if be.is_device and "initial" in kw:
+        # Device reductions take no ``initial``: fold it in afterwards (the block is not empty).
+        kw = dict(kw)
+        initial = kw.pop("initial")
+        part = fn(block, axis=axes, keepdims=True, **kw)
+        part = (np.minimum if fn is np.min else np.maximum)(part, initial)
+    else:
+        part = fn(block, axis=axes, keepdims=True, **kw)
+    return be.asarray(part, res_dtype)
+
+
+def _cast(local, dtype):
+    """``local`` (a host or device array) as ``dtype``."""
+    return local.astype(dtype, copy=False) if hasattr(local, "astype") else np.asarray(local, dtype)
+
+
+def _identity(name: str, shape, dtype: np.dtype) -> np.ndarray:
+    """A block that leaves reduction ``name`` unchanged (for ranks with no data)."""
+    if name in ("min", "max"):
+        big = name == "min"
+        if dtype.kind in "fc":
+            value = np.inf if big else -np.inf
+        elif dtype.kind == "b":
+            value = big
+        else:
+            info = np.iinfo(dtype)
+            value = info.max if big else info.min
+    else:
+        value = {"sum": 0, "prod": 1, "any": False, "all": True}[name]
+    return np.full(shape, value, dtype)
+
+
+def _finish(ctx, rlay: Layout, local, dtype, axes, keepdims, out, ndim_in):
+    """Wrap the combined local block as a result, a scalar, or into ``out``."""
+    from spmdarray.core.array import ndarray
+
+    if not keepdims:
+        final = [a for a in range(ndim_in) if a not in axes]
+        lay = _drop_axes(rlay, axes)
+        local = local.reshape(tuple(local.shape[a] for a in final))
+    else:
+        lay = rlay
+    if out is None and not lay.shape:
+        return backend_of(ctx).to_host(local).reshape(())[()]
+    st = Storage(ctx, lay, dtype)
+    res = ndarray._new(st, None)
+    if lay.owned_size(ctx.rank):
+        res.local[...] = st.be.asarray(local)
+    if out is not None:
+        _engine.assign(out, res)
+        return out
+    return res
+
+
+def _drop_axes(rlay: Layout, axes) -> Layout:
+    return rlay.take_axes(tuple(a for a in range(len(rlay.shape)) if a not in axes))
+
+
+def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, initial=np._NoValue, where=True):
+    """NumPy reduction ``name`` over a distributed array.
+
+    Collective.  ``name`` is one of sum, prod, min, max, any, all, mean,
+    var, std.  Supports ``axis`` (int or tuple), ``dtype``, ``out``,
+    ``keepdims``, ``ddof`` (var/std) and ``initial`` (sum/prod/min/max).
+    Full reductions without ``out`` return a NumPy scalar that is
+    bit-for-bit identical on every rank.
+    """
+    if where is not True:
+        raise NotImplementedError(f"{name}(where=...) is not implemented in spmdarray yet")
+    axes = normalize_axes(axis, x.ndim)
+    ctx = x._s.ctx  # (a deferred x is not evaluated here: a fused sum may not need it)
+    npfn = getattr(np, name)
+    kw: dict = {}
+    if name in ("sum", "prod", "mean", "var", "std"):
+        kw["dtype"] = dtype
+    if name in ("var", "std"):
+        kw["ddof"] = ddof
+    if initial is not np._NoValue:
+        if name not in ("sum", "prod", "min", "max"):
+            raise TypeError(f"{name}() got an unexpected keyword argument 'initial'")
+        kw["initial"] = initial
+    res_dtype = _probe(npfn, x, axes, keepdims=keepdims, **kw).dtype  # NumPy's errors
+    if out is not None and not _engine.is_distributed(out):
+        raise TypeError(f"out= must be a spmdarray array, got {type(out).__name__}")
+    if name in _COMBINE:
+        rlay, local, dt = _partial_reduce(name, x, axes, dtype if name in ("sum", "prod") else None, initial)
+        if initial is not np._NoValue:
+            op = {"sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maximum}[name]
+            local = op(local, initial).astype(res_dtype)
+        return _finish(ctx, rlay, _cast(local, res_dtype), res_dtype, axes, keepdims, out, x.ndim)
+    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    if dtype is not None:
+        acc = np.dtype(dtype)
+    elif np.issubdtype(x.dtype, np.integer) or x.dtype == bool:
+        acc = np.dtype(np.float64)
+    elif x.dtype == np.float16:
+        acc = np.dtype(np.float32)
+    else:
+        acc = x.dtype
+    rlay, s, _ = _partial_reduce("sum", x, axes, acc)
+    if name == "mean":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            local = np.true_divide(s, count) if count else np.full_like(s, np.nan)
+        return _finish(ctx, rlay, _cast(local, res_dtype), res_dtype, axes, keepdims, out, x.ndim)
+    # var / std: two passes, as NumPy does
+    from spmdarray.core.array import ndarray
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_local = np.true_divide(s, count) if count else np.full_like(s, np.nan)
+    mst = Storage(ctx, rlay, mean_local.dtype)
+    mean = ndarray._new(mst, None)
+    if rlay.owned_size(ctx.rank):
+        mean.local[...] = mst.be.asarray(mean_local)
+    d = _engine.elementwise(np.subtract, [x, mean])
+    is_complex = d.dtype.kind == "c"
+    if is_complex:
+        sq = _engine.elementwise(np.multiply, [d, _engine.elementwise(np.conjugate, [d])])
+        with warnings.catch_warnings():  # d * conj(d) is real: keep its real part, as NumPy does
+            warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+            sq = sq.astype(np.dtype(res_dtype))
+    else:
+        sq = _engine.elementwise(np.multiply, [d, d], out=(d,))  # d is a temporary: square it in place, as NumPy
+    rlay2, ss, _ = _partial_reduce("sum", sq, axes, acc if dtype is None or not is_complex else None)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        local = np.true_divide(ss, max(count - ddof, 0))
+        if name == "std":
+            local = np.sqrt(local)
+    return _finish(ctx, rlay2, _cast(local.real, res_dtype), res_dtype, axes, keepdims, out, x.ndim)
+
+
+def _local_arg(be, npfn, loc, axis):
+    """argmin/argmax of a block.  Device kernels do not let the first NaN win as
+    NumPy does: there, the first NaN's index (a min over positions) replaces it."""
+    res = npfn(loc, axis=axis)
+    if be.is_device and loc.dtype.kind in "fc":
+        nan = np.isnan(loc)
+        if axis is None:
+            pos = be.xp.arange(loc.size).reshape(loc.shape)
+            n = loc.size
+        else:
+            shape = [1] * loc.ndim
+            shape[axis] = loc.shape[axis]
+            pos = be.xp.arange(loc.shape[axis]).reshape(shape)
+            n = loc.shape[axis]
+        first = np.min(np.where(nan, pos, n), axis=axis)
+        res = np.where(first < n, first, res)
+    return res
+
+
+def argreduce(name, x, axis=None, out=None, keepdims=False):
+    """Distributed ``argmin``/``argmax``.  Collective.
+
+    The first occurrence wins, and NaN counts as the extreme, as in NumPy.
+    """
+    ctx = x._st.ctx
+    npfn = getattr(np, name)
+    lay = x._layout
+    if axis is None:
+        with np.errstate(all="ignore"):
+            npfn(np.ones(tuple(min(n, 1) for n in x.shape), x.dtype))  # NumPy's empty-sequence error
+        # candidates: (global flat index, value) from each holder
+        b = lay.block(ctx.rank)
+        gaxes = tuple(k for k in range(len(lay.dims)) if not lay.is_replicated_axis(k))
+        members = _group(lay, gaxes, ctx.rank) if gaxes else [ctx.rank]
+        shapes = [(1,) if lay.owned_size(m) else (0,) for m in members]
+        if lay.owned_size(ctx.rank):
+            loc = x.local
+            i = int(_local_arg(x._st.be, npfn, loc, None))
+            idx = np.unravel_index(i, loc.shape)
+            gidx = np.ravel_multi_index(tuple(j + lo for j, (lo, _) in zip(idx, b)), x.shape)
+            val = x._st.be.to_host(loc[idx]).reshape(1)
+            gi = np.array([gidx], np.int64)
+        else:
+            val = np.empty((0,), x.dtype)
+            gi = np.empty((0,), np.int64)
+        if len(members) > 1:
+            sub = ctx.sub(lay.dims, gaxes)
+            vals = np.concatenate(allgather_blocks(sub, val, shapes))
+            gis = np.concatenate(allgather_blocks(sub, gi, shapes))
+        else:
+            vals, gis = val, gi
+        order = np.argsort(gis, kind="stable")
+        res = np.int64(gis[order][int(npfn(vals[order]))])
+        if keepdims:
+            res_arr = np.full((1,) * x.ndim, res)
+            from spmdarray.routines.creation import array
+
+            r = array(res_arr, comm=ctx)
+            if out is not None:
+                _engine.assign(out, r)
+                return out
+            return r
+        if out is not None:
+            _engine.assign(out, res)
+            return out
+        return res
+    (ax,) = normalize_axes(axis, x.ndim)
+    with np.errstate(all="ignore"):
+        npfn(np.ones(tuple(min(n, 1) for n in x.shape), x.dtype), axis=ax)
+    rlay = lay.reduce((ax,), keepdims=True)
+    rshape = tuple(hi - lo for lo, hi in rlay.block(ctx.rank))
+    gaxes = _combine_axes(lay, (ax,))
+    members = _group(lay, gaxes, ctx.rank) if gaxes else [ctx.rank]
+
+    def has_data(r):
+        bb = lay.block(r)
+        return lay.holds(r) and bb[ax][1] > bb[ax][0]
+
+    b = lay.block(ctx.rank)
+    if has_data(ctx.rank):
+        loc = x.local
+        li = np.expand_dims(_local_arg(x._st.be, npfn, loc, ax), ax)
+        val = np.take_along_axis(loc, li, ax)
+        gi = (li + b[ax][0]).astype(np.int64)
+    else:
+        val = np.empty((0,) * len(rshape), x.dtype)
+        gi = np.empty((0,) * len(rshape), np.int64)
+    if len(members) > 1:
+        sub = ctx.sub(lay.dims, gaxes)
+        shapes = [rshape if has_data(m) else (0,) * len(rshape) for m in members]
+        be = x._st.be
+        vals = allgather_blocks(sub, be.to_host(val), shapes)
+        gis = allgather_blocks(sub, be.to_host(gi), shapes)
+        keep = [i for i, m in enumerate(members) if has_data(m)]
+        keep.sort(key=lambda i: lay.block(members[i])[ax][0])
+        vals = np.stack([vals[i] for i in keep]) if keep else np.empty((0, *rshape), x.dtype)
+        gis = np.stack([gis[i] for i in keep]) if keep else np.empty((0, *rshape), np.int64)
+    else:
+        vals, gis = val[None], gi[None]
+    pick = np.expand_dims(npfn(vals, axis=0), 0)
+    local = np.take_along_axis(gis, pick, 0)[0]
+    return _finish(ctx, rlay, local, np.dtype(np.int64), (ax,), keepdims, out, x.ndim)

@@ -1,0 +1,1 @@
+"""Statistics: NaN-aware reductions, averages, order statistics and histograms."""
