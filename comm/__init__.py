@@ -8,13 +8,14 @@ from .collectives import (
     allgather_blocks,
     allgather_counts,
     allgather_object,
+    allreduce_max,
     alltoallv,
     barrier,
     bcast_array,
     first_failure,
     reduce_bcast,
 )
-from .context import MPI, Context, default_context, get_context, local_rank, set_default_comm
+from .context import MPI, Context, default_context, get_context, local_rank, on_new_context, set_default_comm
 from .io_sync import gather_errors, pass_turn, wait_turn
 from .stats import COUNTERS, CommStats, comm_stats
 from .transport import Exchange, start_exchange
@@ -29,6 +30,7 @@ __all__ = [
     "allgather_counts",
     "alltoallv",
     "allgather_object",
+    "allreduce_max",
     "barrier",
     "bcast_array",
     "comm_stats",
@@ -37,6 +39,7 @@ __all__ = [
     "gather_errors",
     "get_context",
     "local_rank",
+    "on_new_context",
     "pass_turn",
     "reduce_bcast",
     "set_default_comm",

@@ -97,6 +97,15 @@ def first_failure(ctx: Context, failed: bool) -> int:
     return -1 if int(recv[0]) == ctx.size else int(recv[0])
 
 
+def allreduce_max(ctx: Context, values: tuple[int, ...]) -> tuple[int, ...]:
+    """Elementwise maximum over the ranks of a few 64-bit integers.  Collective (one Allreduce)."""
+    _count(8 * len(values))
+    send = np.array(values, np.int64)
+    recv = np.empty_like(send)
+    ctx.comm.Allreduce(send, recv, op=MPI().MAX)
+    return tuple(int(v) for v in recv)
+
+
 def barrier(ctx: Context) -> None:
     """Synchronise every rank of the context.  Collective."""
     _count(0)

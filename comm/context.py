@@ -13,7 +13,16 @@ from typing import Any
 
 from ..decomposition import unravel
 
-__all__ = ["Context", "get_context", "set_default_comm", "default_context", "local_rank", "MPI"]
+__all__ = ["Context", "get_context", "set_default_comm", "default_context", "local_rank", "on_new_context", "MPI"]
+
+#: Called with each new context right after its communicator is cloned (collective
+#: checks, such as the settings agreement of ``spmdarray.settings``).
+_ON_NEW: list = []
+
+
+def on_new_context(check) -> None:
+    """Call ``check(ctx)`` on every context made from now on (collective over it)."""
+    _ON_NEW.append(check)
 
 
 def MPI():  # noqa: N802 - mirrors ``mpi4py.MPI``
@@ -47,6 +56,8 @@ class Context:
         self.rank = self.comm.Get_rank()
         self.size = self.comm.Get_size()
         self._subs: dict = {}
+        for check in _ON_NEW:
+            check(self)
 
     def sub(self, dims: tuple[int, ...], axes: tuple[int, ...]):
         """Communicator of the ranks that differ only along grid ``axes``.

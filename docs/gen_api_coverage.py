@@ -50,7 +50,7 @@ from api_notes import NOTES  # noqa: E402
 import spmdarray  # noqa: E402
 import spmdarray.random  # noqa: E402
 from spmdarray.core import array as _array  # noqa: E402
-from spmdarray.core.dispatch import HANDLED, REPLICATED  # noqa: E402
+from spmdarray.core.registry import HANDLED, REPLICATED  # noqa: E402
 from spmdarray.routines import namespace as _namespace  # noqa: E402
 
 DIST, REPL, OWN, MISSING = "distributed", "replicated", "no arrays", "not implemented"

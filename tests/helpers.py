@@ -11,6 +11,7 @@ import os
 import numpy
 
 import spmdarray
+from spmdarray.settings import config as _config
 
 
 def world():
@@ -90,12 +91,11 @@ def fuse_everything(monkeypatch, compiler: str) -> None:
     """
     import pytest
 
-    from spmdarray.fusion import record as _fusion
     from spmdarray.fusion import run as _fusion_run
 
-    for name, value in (("enabled", True), ("compiler", compiler), ("jit_min_size", 0), ("jit_after", 0)):
-        monkeypatch.setattr(_fusion.settings, name, value)
-    monkeypatch.setattr(_fusion.settings, "min_size", 0)
+    for name, value in (("fuse", True), ("fuse_compiler", compiler), ("fuse_jit_min_size", 0), ("fuse_jit_after", 0)):
+        monkeypatch.setattr(_config, name, value)
+    monkeypatch.setattr(_config, "fuse_min_size", 0)
     device = spmdarray.empty(0)._st.be.is_device
     if compiler == "numba" and (_fusion_run._device_kernels() if device else _fusion_run._kernels()) is None:
         pytest.skip("no kernel compiler (numba, or CuPy's ElementwiseKernel on the device backend)")

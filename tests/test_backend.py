@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 import spmdarray as sp
 from spmdarray.backend import backends as _backend
 from spmdarray.backend.backends import BackendWarning, decide_backend, decide_gpu_aware, device_for_rank
+from spmdarray.settings import config as _config
 
 # ------------------------------------------------------------------ pure decisions
 
@@ -120,11 +121,11 @@ def _no_driver_module(name: str):
 
 def test_probe_without_driver(monkeypatch):
     monkeypatch.setitem(sys.modules, "nodriver_cupy", _no_driver_module("nodriver_cupy"))
-    monkeypatch.setenv("SPMDARRAY_CUPY_MODULE", "nodriver_cupy")
+    monkeypatch.setattr(_config, "cupy_module", "nodriver_cupy")
     ok, why, mod, dev = _backend._probe_cupy(0)
     assert not ok and mod is None
     assert "cudaErrorInsufficientDriver" in why and "one-element allocation" in why
-    monkeypatch.setenv("SPMDARRAY_CUPY_MODULE", "surely_not_a_module_here")
+    monkeypatch.setattr(_config, "cupy_module", "surely_not_a_module_here")
     ok, why, _, _ = _backend._probe_cupy(0)
     assert not ok and "does not import" in why
 
@@ -134,7 +135,7 @@ def test_auto_falls_back_to_numpy_and_warns_once_on_rank_0(monkeypatch):
 
     rank, _ = world()
     monkeypatch.setitem(sys.modules, "nodriver_cupy", _no_driver_module("nodriver_cupy"))
-    monkeypatch.setenv("SPMDARRAY_CUPY_MODULE", "nodriver_cupy")
+    monkeypatch.setattr(_config, "cupy_module", "nodriver_cupy")
     monkeypatch.setattr(_backend, "_resolved", {})
     monkeypatch.setattr(_backend, "_warned", False)
     ctx = get_context()
@@ -154,7 +155,7 @@ def test_explicit_cupy_without_a_device_is_an_error_on_every_rank(monkeypatch):
     from spmdarray.comm import get_context
 
     monkeypatch.setitem(sys.modules, "nodriver_cupy", _no_driver_module("nodriver_cupy"))
-    monkeypatch.setenv("SPMDARRAY_CUPY_MODULE", "nodriver_cupy")
+    monkeypatch.setattr(_config, "cupy_module", "nodriver_cupy")
     monkeypatch.setattr(_backend, "_resolved", {})
     with pytest.raises(RuntimeError, match="backend 'cupy' was asked for but is not usable"):
         _backend.get_backend("cupy", get_context())
@@ -195,7 +196,7 @@ def xb(request, monkeypatch):
         return "cupy"
     if _real_cupy_usable() and not os.environ.get("SPMDARRAY_CUPY_MODULE"):
         pytest.skip("a real GPU is present: the CPU stand-in is not used")
-    monkeypatch.setenv("SPMDARRAY_CUPY_MODULE", "fake_cupy")
+    monkeypatch.setattr(_config, "cupy_module", "fake_cupy")
     return "cupy"
 
 
@@ -273,12 +274,8 @@ def test_random_is_the_same_on_every_backend(xb):
 
 def _on(xb, fn, *args):
     """Draw with the process's default backend switched to ``xb``."""
-    old = os.environ.get("SPMDARRAY_BACKEND")
-    os.environ["SPMDARRAY_BACKEND"] = xb
-    try:
+    with _config.set(backend=xb):
         x = fn(*args)
-    finally:
-        os.environ["SPMDARRAY_BACKEND"] = old
     assert _be(x).name == xb
     return x
 
@@ -339,7 +336,7 @@ def test_mixed_block_kinds_in_from_local_are_rejected(xb):
 def emulated(monkeypatch):
     if _real_cupy_usable() and not os.environ.get("SPMDARRAY_CUPY_MODULE"):
         pytest.skip("a real GPU is present: the CPU stand-in is not used")
-    monkeypatch.setenv("SPMDARRAY_CUPY_MODULE", "fake_cupy")
+    monkeypatch.setattr(_config, "cupy_module", "fake_cupy")
     be = _be(sp.empty(0, backend="cupy"))
     if be.xp.__name__ != "fake_cupy":
         pytest.skip("this process's CuPy backend is a real one")

@@ -260,7 +260,7 @@ def test_axis_order_saves_a_redistribution():
 
 
 def test_local_axis_moves_nothing():
-    from spmdarray.core.pencil import is_local
+    from spmdarray.routines.manipulation.pencil import is_local
 
     a = ref((16, 3), complex)
     x = sp.array(a)

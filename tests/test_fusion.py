@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 import spmdarray as sp
 from spmdarray.core.storage import Storage
-from spmdarray.fusion import record as _fusion
 from spmdarray.fusion import run as _fusion_run
+from spmdarray.settings import config as _config
 
 ON_DEVICE = sp.empty(0)._st.be.is_device
 
@@ -24,12 +24,12 @@ ON_DEVICE = sp.empty(0)._st.be.is_device
 def compiler(request, monkeypatch):
     """Fusion on, compiling every kernel at once (or evaluating with NumPy)."""
     fuse_everything(monkeypatch, request.param)
-    monkeypatch.setattr(_fusion.settings, "overlap", True)  # also when ranks outnumber cores
+    monkeypatch.setattr(_config, "fuse_overlap", True)  # also when ranks outnumber cores
     return request.param
 
 
 def deferred(x) -> bool:
-    return type(x._s) is _fusion.Node
+    return x._s.deferred
 
 
 # ----------------------------------------------------------- expression trees
@@ -122,9 +122,9 @@ def _outcome(t, mod):
 @given(_tree())
 def test_fused_trees_equal_numpy_bit_for_bit(t):
     for comp in ("numba", "numpy"):
-        _fusion.settings.compiler = comp
-        _fusion.settings.jit_min_size = 0
-        _fusion.settings.min_size = 0
+        _config.fuse_compiler = comp
+        _config.fuse_jit_min_size = 0
+        _config.fuse_min_size = 0
         try:
             exp, exp_err = _outcome(t, numpy)
             got, got_err = _outcome(t, sp)
@@ -136,9 +136,9 @@ def test_fused_trees_equal_numpy_bit_for_bit(t):
                 continue
             assert_eq(got, exp, exact=True)
         finally:
-            _fusion.settings.compiler = "numba"
-            _fusion.settings.jit_min_size = 1 << 14
-            _fusion.settings.min_size = 1 << 14
+            _config.fuse_compiler = "numba"
+            _config.fuse_jit_min_size = 1 << 14
+            _config.fuse_min_size = 1 << 14
 
 
 @pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "float32", "float64"])
@@ -174,7 +174,7 @@ def test_jacobi_keeps_old_values(compiler, shape):
 
 def test_jacobi_with_small_chunks(compiler, monkeypatch):
     """Chunked write-back: rows are written only when no later row reads them."""
-    monkeypatch.setattr(_fusion.settings, "chunk_bytes", 8)
+    monkeypatch.setattr(_config, "fuse_chunk_bytes", 8)
     g0 = ref((11, 9), "float64", 6)
     g = sp.array(g0)
     g[1:-1, 1:-1] = (g[1:-1, 1:-1] + g[:-2, 1:-1] + g[2:, 1:-1] + g[1:-1, :-2] + g[1:-1, 2:]) * 0.2
@@ -187,7 +187,7 @@ def test_jacobi_with_small_chunks(compiler, monkeypatch):
     ["reverse", "shift_down", "shift_up", "transpose", "inplace", "same_view", "reversed_2d"],
 )
 def test_aliasing_outputs(compiler, case, monkeypatch):
-    monkeypatch.setattr(_fusion.settings, "chunk_bytes", 16)
+    monkeypatch.setattr(_config, "fuse_chunk_bytes", 16)
     x0 = ref((8, 8), "float64", 7)
     x = sp.array(x0)
     if case == "reverse":
@@ -320,7 +320,7 @@ def test_sync_and_size_limit(compiler, monkeypatch):
     b = a * 2
     sp.sync()
     assert not deferred(b)
-    monkeypatch.setattr(_fusion.settings, "max_ops", 5)
+    monkeypatch.setattr(_config, "fuse_max_ops", 5)
     x, x0 = a, a0
     for k in range(12):
         x = x * 0.5 + k
@@ -329,8 +329,8 @@ def test_sync_and_size_limit(compiler, monkeypatch):
 
 
 def test_small_arrays_run_eagerly(monkeypatch):
-    monkeypatch.setattr(_fusion.settings, "enabled", True)
-    monkeypatch.setattr(_fusion.settings, "min_size", 100)
+    monkeypatch.setattr(_config, "fuse", True)
+    monkeypatch.setattr(_config, "fuse_min_size", 100)
     a = sp.arange(99.0)
     assert not deferred(a * 2)
     b = sp.arange(100.0)
@@ -338,7 +338,7 @@ def test_small_arrays_run_eagerly(monkeypatch):
 
 
 def test_fusion_off_is_eager(monkeypatch):
-    monkeypatch.setattr(_fusion.settings, "enabled", False)
+    monkeypatch.setattr(_config, "fuse", False)
     a0 = ref((5, 4), "float64", 19)
     a = sp.array(a0)
     x = a * 2 + 1
@@ -352,7 +352,7 @@ def test_random_draws_fuse_with_identical_bits(compiler, monkeypatch):
     x = sp.random.random((6, 7))
     y = sp.random.random(11)
     assert deferred(x)
-    monkeypatch.setattr(_fusion.settings, "enabled", False)
+    monkeypatch.setattr(_config, "fuse", False)
     sp.random.seed(123)
     x0 = numpy.asarray(sp.random.random((6, 7)))
     y0 = numpy.asarray(sp.random.random(11))
@@ -399,8 +399,8 @@ def test_heat_like_3d_and_1d(compiler):
 
 def test_missing_compiler_falls_back_to_numpy(monkeypatch):
     """Without numba (the import failed) deferred values are computed by NumPy, identically."""
-    monkeypatch.setattr(_fusion.settings, "min_size", 0)
-    monkeypatch.setattr(_fusion.settings, "compiler", "numba")
+    monkeypatch.setattr(_config, "fuse_min_size", 0)
+    monkeypatch.setattr(_config, "fuse_compiler", "numba")
     monkeypatch.setattr(_fusion_run, "_KERNELS", False)  # as after a failed import
     assert _fusion_run._kernels() is None
     g0 = ref((9, 7), "float64", 23)
@@ -476,7 +476,7 @@ def test_overlap_auto_follows_ranks_per_node(monkeypatch):
         _local = None
 
     ctx = Ctx()
-    monkeypatch.setattr(_fusion.settings, "overlap", "auto")
+    monkeypatch.setattr(_config, "fuse_overlap", "auto")
     assert _fusion_run._overlapping(ctx)  # not known yet: overlap
     assert not _fusion_run._overlapping(ctx, (64, 62, 62))  # a small block: the split costs more
     assert _fusion_run._overlapping(ctx, (2000, 4000))
@@ -484,8 +484,8 @@ def test_overlap_auto_follows_ranks_per_node(monkeypatch):
     assert _fusion_run._overlapping(ctx)
     ctx._local = (0, os.cpu_count() + 1)
     assert not _fusion_run._overlapping(ctx)
-    monkeypatch.setattr(_fusion.settings, "overlap", True)
+    monkeypatch.setattr(_config, "fuse_overlap", True)
     assert _fusion_run._overlapping(ctx)
-    monkeypatch.setattr(_fusion.settings, "overlap", False)
+    monkeypatch.setattr(_config, "fuse_overlap", False)
     ctx._local = (0, 1)
     assert not _fusion_run._overlapping(ctx)

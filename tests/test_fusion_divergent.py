@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 
 import spmdarray as sp
 from spmdarray.core import flights as _flights
-from spmdarray.fusion import record as _fusion
 
 
 @pytest.fixture(autouse=True, params=["numba", "numpy"])
@@ -28,7 +27,7 @@ def fused(request, monkeypatch):
 
 
 def deferred(x) -> bool:
-    return type(x._s) is _fusion.Node
+    return x._s.deferred
 
 
 def some(mask: int) -> bool:

@@ -7,6 +7,7 @@ import pytest
 from helpers import assert_eq, world
 
 import spmdarray as sp
+from spmdarray.settings import config as _config
 
 SHIFTS = {"north": (-1, 0), "south": (1, 0), "east": (0, 1), "west": (0, -1)}
 
@@ -213,9 +214,8 @@ def test_stencil_never_allocates_more_than_a_block(monkeypatch):
     for _ in range(3):
         average = (center + north + east + west + south) * 0.2
         center[:] = average
-    from spmdarray.fusion import record as _fusion
 
-    fused = _fusion.settings.enabled and n * n >= _fusion.settings.min_size  # fused: no temporaries at all
+    fused = _config.fuse and n * n >= _config.fuse_min_size  # fused: no temporaries at all
     assert sizes or fused, "the loop allocated no temporaries at all"
     assert max(sizes, default=0) <= grid._st.alloc.size
     biggest = MPI.COMM_WORLD.allreduce(grid._st.alloc.size, op=MPI.MAX)

@@ -73,7 +73,7 @@ def test_a_failure_mid_write_leaves_the_previous_checkpoint(folder, monkeypatch,
     path = os.path.join(folder, "ck.h5")
     u = sp.arange(40.0).reshape(8, 5)
     sp.checkpoint(path, step=1, u=u)
-    monkeypatch.setattr(sp.io.settings, "buffer_bytes", 40)  # several slabs per rank
+    monkeypatch.setattr(sp.config, "io_buffer_bytes", 40)  # several slabs per rank
     calls = {"n": 0}
     real = _h5.write_slab
     parallel = _h5.parallel()
@@ -103,7 +103,7 @@ from mpi4py import MPI
 import spmdarray as sp
 path, n = sys.argv[1], int(sys.argv[2])
 assert MPI.COMM_WORLD.size == n, f"{MPI.COMM_WORLD.size} ranks, expected {n}: a foreign mpiexec?"
-sp.io.settings.buffer_bytes = 96
+sp.config.io_buffer_bytes = 96
 u = sp.arange(13 * 10, dtype=numpy.float64).reshape(13, 10) / 7
 v = sp.arange(6 * 5 * 4, dtype=numpy.int32).reshape(6, 5, 4) - 50
 sp.checkpoint(path, step=42, attrs={"ranks": n}, u=u, v=v[:, ::-1], w=sp.arange(11.0) * (1 + 2j),
@@ -162,7 +162,7 @@ world = MPI.COMM_WORLD
 assert world.size == n, f"{world.size} ranks, expected {n}: a foreign mpiexec?"
 u = sp.arange(40.0).reshape(8, 5)
 sp.checkpoint(path, step=1, u=u)
-sp.io.settings.buffer_bytes = 40
+sp.config.io_buffer_bytes = 40
 real, calls = _h5.write_slab, [0]
 
 def crashing(*args):

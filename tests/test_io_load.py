@@ -128,7 +128,7 @@ def test_selection_of_a_4d_dataset_in_small_slabs(folder, monkeypatch):
     path = os.path.join(folder, "d.h5")
     data = reference((6, 5, 4, 7), "i8")
     _write(path, "d", data, chunks=(2, 2, 2, 3), compression="gzip")
-    monkeypatch.setattr(sp.io.settings, "buffer_bytes", 40)  # every slab is a piece of a row
+    monkeypatch.setattr(sp.config, "io_buffer_bytes", 40)  # every slab is a piece of a row
     key = numpy.s_[1:6:2, ::-1, 2, 1::3]
     _equal(sp.load_hdf5(path, "d", select=key), data[key])
 

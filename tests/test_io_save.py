@@ -12,6 +12,7 @@ from io_helpers import h5_read, leftovers, shared_dir
 
 import spmdarray as sp
 from spmdarray.io import _h5
+from spmdarray.settings import config as _config
 
 h5py = pytest.importorskip("h5py")
 
@@ -66,7 +67,7 @@ def test_each_element_is_written_once(folder, monkeypatch, comm):
         return real(dset, vmap, box, data, dxpl)
 
     monkeypatch.setattr(_h5, "write_slab", counting)
-    monkeypatch.setattr(sp.io.settings, "buffer_bytes", 48)
+    monkeypatch.setattr(sp.config, "io_buffer_bytes", 48)
     cases = _cases()
     sp.save_hdf5(os.path.join(folder, "out.h5"), {k: x for k, (x, _) in cases.items()})
     total = comm.allreduce(written["n"])
@@ -134,15 +135,15 @@ def test_arrays_on_a_sub_communicator(folder, comm):
 
 
 def test_the_io_path_is_chosen_from_the_h5py_build(monkeypatch):
-    monkeypatch.delenv("SPMDARRAY_HDF5_IO", raising=False)
+    monkeypatch.setattr(_config, "hdf5_io", "auto")
     assert _h5.parallel() == bool(h5py.get_config().mpi)
-    monkeypatch.setenv("SPMDARRAY_HDF5_IO", "serial")
+    monkeypatch.setattr(_config, "hdf5_io", "serial")
     assert _h5.parallel() is False
-    monkeypatch.setenv("SPMDARRAY_HDF5_IO", "sideways")
+    monkeypatch.setattr(_config, "hdf5_io", "sideways")
     with pytest.raises(ValueError, match="use auto, serial or parallel"):
         _h5.parallel()
     if not h5py.get_config().mpi:
-        monkeypatch.setenv("SPMDARRAY_HDF5_IO", "parallel")
+        monkeypatch.setattr(_config, "hdf5_io", "parallel")
         with pytest.raises(RuntimeError, match="built without MPI"):
             _h5.parallel()
 

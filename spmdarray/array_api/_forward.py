@@ -6,6 +6,8 @@ import functools
 
 import numpy as np
 
+from spmdarray import api
+
 
 def forward(module: str, name: str, creates: bool = False):
     """A function calling ``spmdarray.<module>.<name>`` at call time.
@@ -20,9 +22,7 @@ def forward(module: str, name: str, creates: bool = False):
 
     @functools.wraps(ref)
     def f(*args, **kwargs):
-        import spmdarray
-
-        target = getattr(getattr(spmdarray, module), name, None)
+        target = getattr(getattr(api, module), name, None)
         if target is None or (creates and target is ref):
             raise NotImplementedError(f"spmdarray.array_api.{module}.{name} is not implemented yet")
         return target(*args, **kwargs)

@@ -4,32 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from spmdarray.backend.devices import _BACKENDS, DEVICES, backend_for, default_backend, device_of
+from spmdarray.core.registry import HANDLED
+
 __all__ = ["Info", "backend_for", "device_of", "DEVICES"]
-
-#: Array API device name for each spmdarray backend.
-DEVICES = {"numpy": "cpu", "cupy": "gpu"}
-_BACKENDS = {v: k for k, v in DEVICES.items()}
-
-
-def device_of(x) -> str:
-    """``"cpu"`` for arrays with NumPy blocks, ``"gpu"`` for CuPy blocks.  Not collective."""
-    return DEVICES[x._st.be.name]
-
-
-def default_backend() -> str:
-    """Name of the backend new arrays use (collective the first time a backend is resolved)."""
-    from spmdarray.backend.backends import backend_info
-
-    return backend_info()["backend"]
-
-
-def backend_for(device) -> str:
-    """Backend name for an Array API ``device`` (None: the default backend).  Not collective."""
-    if device is None:
-        return default_backend()
-    if device not in _BACKENDS:
-        raise ValueError(f"unsupported device {device!r}: spmdarray arrays live on 'cpu' (NumPy) or 'gpu' (CuPy)")
-    return _BACKENDS[device]
 
 
 class Info:
@@ -41,7 +19,6 @@ class Info:
         """Optional features.  Boolean masks and ``unique_*``/``nonzero`` give
         distributed results of data-dependent size once those functions are
         registered (they are reported from the dispatch table)."""
-        from spmdarray.core.dispatch import HANDLED
 
         data_dependent = np.nonzero in HANDLED
         return {

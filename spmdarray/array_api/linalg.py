@@ -6,7 +6,7 @@ does not implement yet raises ``NotImplementedError`` naming it.
 
 # The standard's linalg.matmul, matrix_transpose, tensordot and vecdot are the
 # main namespace's functions.
-from spmdarray import array_api as _main  # noqa: E402
+from spmdarray.array_api import _main
 from spmdarray.array_api._forward import forward
 
 __all__ = [

@@ -43,6 +43,9 @@ from typing import Any
 
 import numpy as np
 
+from spmdarray.comm import get_context, local_rank
+from spmdarray.settings import config
+
 __all__ = [
     "Backend",
     "BackendWarning",
@@ -347,7 +350,7 @@ _warned = False
 def _cupy_module():
     # SPMDARRAY_CUPY_MODULE names a stand-in module with CuPy's interface
     # (the test suite's CPU emulation); it defaults to CuPy itself.
-    return importlib.import_module(os.environ.get("SPMDARRAY_CUPY_MODULE") or "cupy")
+    return importlib.import_module(config.cupy_module or "cupy")
 
 
 def _probe_cupy(local_rank: int) -> tuple[bool, str, Any, int]:
@@ -362,7 +365,7 @@ def _probe_cupy(local_rank: int) -> tuple[bool, str, Any, int]:
     if n <= 0:
         return False, "CuPy sees no CUDA device", None, -1
     try:
-        dev = device_for_rank(local_rank, n, os.environ.get("SPMDARRAY_DEVICE"))
+        dev = device_for_rank(local_rank, n, config.device)
         cp.cuda.Device(dev).use()
         cp.zeros(1).sum()  # a driver-less machine fails here: cudaErrorInsufficientDriver
     except ValueError:
@@ -379,11 +382,10 @@ def get_backend(name: str | None, ctx) -> Backend:
     node-local rank is computed with a shared-memory split).
     """
     global _warned
-    key = name or os.environ.get("SPMDARRAY_BACKEND") or "auto"
+    key = name or config.backend or "auto"
     be = _resolved.get(key)
     if be is not None:
         return be
-    from spmdarray.comm import local_rank
 
     if key.strip().lower() == "numpy":
         be = HOST
@@ -408,7 +410,7 @@ def get_backend(name: str | None, ctx) -> Backend:
                 )
         else:
             cp, dev = found
-            aware = decide_gpu_aware(os.environ.get("SPMDARRAY_GPU_AWARE_MPI"), _query_mpi_cuda)
+            aware = decide_gpu_aware(config.gpu_aware_mpi, _query_mpi_cuda)
             be = Backend("cupy", cp, device=dev, gpu_aware=aware, rank=ctx.rank)
     _resolved[key] = be
     return be
@@ -427,7 +429,6 @@ def _outside_package() -> int:
 
 def context(comm=None, backend: str | None = None):
     """The context for ``comm`` whose arrays use ``backend``.  Collective on first use."""
-    from spmdarray.comm import get_context
 
     if backend is not None and backend.strip().lower() not in BACKENDS:
         raise ValueError(f"backend= must be one of {', '.join(BACKENDS)}; got {backend!r}")

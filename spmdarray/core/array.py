@@ -15,11 +15,14 @@ import warnings
 
 import numpy as np
 
-from spmdarray.core import elementwise as _engine
+from spmdarray.backend.devices import backend_for, device_of
+from spmdarray.comm import allgather_object
+from spmdarray.core.conversion import gather, text
 from spmdarray.core.operators import OperatorsMixin, calibrate
+from spmdarray.core.registry import HANDLED, ops
 from spmdarray.core.storage import Storage
+from spmdarray.core.thunk import READERS
 from spmdarray.decomposition import Layout, ViewMap, normalize_key, view_layout
-from spmdarray.fusion import record as _fusion
 
 __all__ = ["ndarray"]
 
@@ -33,8 +36,8 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
     of the array's communicator must call it in the same order.
     """
 
-    # ``_s`` holds the Storage, or, for a deferred result, the ``_fusion.Node``
-    # that computes it: every access through ``_st`` evaluates it first.
+    # ``_s`` holds a thunk (``spmdarray.core.thunk``): the Storage, or, for a deferred
+    # result, the fusion Node that computes it; ``_st`` computes it first.
     __slots__ = ("_s", "_map", "_lay", "__weakref__")
     __array_priority__ = 100
 
@@ -54,15 +57,15 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
 
     @staticmethod
     def _elidable(a) -> bool:
-        return type(a) is ndarray and type(a._s) is Storage and a._map.is_identity
+        return type(a) is ndarray and not a._s.deferred and a._map.is_identity
 
     @property
     def _st(self) -> Storage:
         """The storage; a deferred value (or one a deferred value reads) is evaluated first,
         and messages still in flight from or into it are completed.  Not collective."""
         s = self._s
-        if type(s) is not Storage or _fusion.READERS or s.flights:
-            s = _fusion.storage(self)
+        if s.deferred or READERS or s.flights:
+            s = s.stored(self)
         return s
 
     @_st.setter
@@ -72,7 +75,7 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
     def _view_st(self) -> Storage:
         # The storage for making a view: reading it needs no evaluation of others.
         s = self._s
-        return s if type(s) is Storage else self._st
+        return self._st if s.deferred else s
 
     # ------------------------------------------------------------ metadata
     @property
@@ -145,20 +148,17 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
 
     # ------------------------------------------------------------- numpy
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from spmdarray.core.dispatch import array_ufunc
 
-        return array_ufunc(ufunc, method, inputs, kwargs)
+        return ops.array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        from spmdarray.core.dispatch import array_function
 
-        return array_function(func, types, args, kwargs)
+        return ops.array_function(func, types, args, kwargs)
 
     def __array__(self, dtype=None, copy=None):
         """Gather the whole array onto every rank.  Collective."""
         if copy is False:
             raise ValueError("spmdarray cannot give a NumPy array without a copy; use copy=None or True")
-        from spmdarray.core.conversion import gather
 
         out = gather(self)
         return out if dtype is None else out.astype(dtype, copy=False)
@@ -170,9 +170,7 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         try:
             key = normalize_key(key, self.shape)
         except NotImplementedError:  # integer arrays or boolean masks
-            from spmdarray.routines.indexing.advanced import getitem
-
-            return getitem(self, key)
+            return ops.getitem(self, key)
         view = ndarray._new(self._view_st(), self._map.getitem(key))
         if view.ndim == 0 and not ell and all(k is not None for k in key):
             return view._scalar()
@@ -183,15 +181,13 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         try:
             key = normalize_key(key, self.shape)
         except NotImplementedError:  # integer arrays or boolean masks
-            from spmdarray.routines.indexing.advanced import setitem
-
-            return setitem(self, key, value)
+            return ops.setitem(self, key, value)
         view = ndarray._new(self._view_st(), self._map.getitem(key))
         if view.ndim == 0 and not ell and all(k is not None for k in key):
             # One element (NumPy's scalar assignment): the value must be 0-d too.
             if (value.ndim if hasattr(value, "ndim") else np.ndim(value)) > 0:
                 raise ValueError("setting an array element with a sequence.")
-        _engine.assign(view, value)
+        ops.assign(view, value)
 
     def __getattr__(self, name: str):
         # Only reached for names the class lacks.  A method that mirrors a NumPy
@@ -212,7 +208,7 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         raise AttributeError(f"'spmdarray.ndarray' object has no attribute {name!r}")
 
     def _scalar(self):
-        return _engine.to_scalar(self)
+        return ops.to_scalar(self)
 
     # ---------------------------------------------------------- conversion
     def __len__(self) -> int:
@@ -277,12 +273,10 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         return np.asarray(self).tolist()
 
     def __repr__(self) -> str:
-        from spmdarray.core.conversion import text
 
         return text(self, repr)
 
     def __str__(self) -> str:
-        from spmdarray.core.conversion import text
 
         return text(self, str)
 
@@ -327,49 +321,42 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
 
     def swapaxes(self, axis1: int, axis2: int) -> ndarray:
         """View with two axes interchanged.  Not collective."""
-        from spmdarray.routines.manipulation.axes import swapaxes
 
-        return swapaxes(self, axis1, axis2)
+        return ops.swapaxes(self, axis1, axis2)
 
     def squeeze(self, axis=None) -> ndarray:
         """View without length-1 axes.  Not collective."""
-        from spmdarray.routines.manipulation.axes import squeeze
 
-        return squeeze(self, axis)
+        return ops.squeeze(self, axis)
 
     def cumsum(self, axis=None, dtype=None, out=None) -> ndarray:
         """Cumulative sum, a prefix scan across ranks.  Collective."""
-        from spmdarray.routines.scans import cumsum
 
-        return cumsum(self, axis, dtype, out)
+        return ops.cumsum(self, axis, dtype, out)
 
     def cumprod(self, axis=None, dtype=None, out=None) -> ndarray:
         """Cumulative product, a prefix scan across ranks.  Collective."""
-        from spmdarray.routines.scans import cumprod
 
-        return cumprod(self, axis, dtype, out)
+        return ops.cumprod(self, axis, dtype, out)
 
     def reshape(self, *shape, order: str = "C", copy=None) -> ndarray:
-        from spmdarray.routines.manipulation.shape import reshape
 
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return reshape(self, shape, order=order, copy=copy)
+        return ops.reshape(self, shape, order=order, copy=copy)
 
     def ravel(self, order: str = "C") -> ndarray:
         """Flattened array in ``order`` ('C', 'F', 'A' or 'K', as NumPy).  Collective.
 
         'A' and 'K' read the memory order a C-ordered global array would have.
         """
-        from spmdarray.routines.manipulation.shape import ravel
 
-        return ravel(self, order)
+        return ops.ravel(self, order)
 
     def flatten(self, order: str = "C") -> ndarray:
         """Flattened copy in ``order`` ('C', 'F', 'A' or 'K').  Collective."""
-        from spmdarray.routines.manipulation.shape import ravel
 
-        out = ravel(self, order)
+        out = ops.ravel(self, order)
         return out.copy() if out._st is self._st else out
 
     def resize(self, *new_shape, refcheck: bool = True) -> None:
@@ -380,9 +367,6 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         The data moves to a balanced layout of the new shape.
         """
         import sys
-
-        from spmdarray.comm import allgather_object
-        from spmdarray.routines.creation import zeros
 
         if len(new_shape) == 1 and (new_shape[0] is None or isinstance(new_shape[0], (tuple, list))):
             new_shape = () if new_shape[0] is None else tuple(new_shape[0])
@@ -401,7 +385,7 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
                     "Use the np.resize function or refcheck=False"
                 )
         size = int(np.prod(new_shape, dtype=np.int64))
-        flat = zeros((size,), self.dtype, comm=self._st.ctx)
+        flat = ops.zeros((size,), self.dtype, comm=self._st.ctx)
         n = min(size, self.size)
         if n:
             flat[:n] = self.ravel()[:n]
@@ -417,7 +401,6 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         """
         if type is not None or (isinstance(dtype, builtins.type) and issubclass(dtype, (np.ndarray, ndarray))):
             raise NotImplementedError("ndarray.view(type=...): spmdarray arrays have a single array type")
-        from spmdarray.core.storage import Storage
 
         if dtype is None:
             return ndarray._new(self._st, self._map)
@@ -451,19 +434,17 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
 
     def getfield(self, dtype, offset: int = 0) -> ndarray:
         """A field of each element as an array of ``dtype`` (per block).  Collective (no communication)."""
-        from spmdarray.routines.creation import empty_like
 
-        out = empty_like(self, dtype=dtype)
+        out = ops.empty_like(self, dtype=dtype)
         if self._layout.owned_size(self._st.ctx.rank):
             out.local[...] = self.local.getfield(dtype, offset)
         return out
 
     def setfield(self, val, dtype, offset: int = 0) -> None:
         """Store ``val`` into a field of each element (per block).  Collective."""
-        from spmdarray.routines.creation import empty_like
 
-        v = empty_like(self, dtype=dtype)
-        _engine.assign(v, val)
+        v = ops.empty_like(self, dtype=dtype)
+        ops.assign(v, val)
         if self._layout.owned_size(self._st.ctx.rank):
             self.local.setfield(v.local, dtype, offset)
         self._st.bump()
@@ -506,13 +487,12 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         A ``broadcast_to`` view is copied into a balanced layout instead (its
         repeated axes are not split, so its own layout would not spread them).
         """
-        from spmdarray.routines.creation import empty, empty_like
 
-        if _engine._broadcast_axes(self):
-            out = empty(self.shape, self.dtype, comm=self._st.ctx)
+        if self._map.broadcast_axes:
+            out = ops.empty(self.shape, self.dtype, comm=self._st.ctx)
         else:
-            out = empty_like(self)
-        _engine.assign(out, self)
+            out = ops.empty_like(self)
+        ops.assign(out, self)
         return out
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True) -> ndarray:
@@ -523,15 +503,14 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
             np.zeros(1, self.dtype).astype(dtype, casting=casting)  # NumPy's TypeError
         if dtype == self.dtype and not copy:
             return self
-        from spmdarray.routines.creation import empty_like
 
-        out = empty_like(self, dtype=dtype)
-        _engine.assign(out, self)
+        out = ops.empty_like(self, dtype=dtype)
+        ops.assign(out, self)
         return out
 
     def fill(self, value) -> None:
         """Set every element to ``value``.  Collective."""
-        _engine.assign(self, value)
+        ops.assign(self, value)
 
     # ---------------------------------------------------------- reductions
     def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
@@ -562,26 +541,22 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         return _red("all", self, axis, None, out, keepdims, **kw)
 
     def argmin(self, axis=None, out=None, keepdims=False):
-        from spmdarray.routines.reductions import argreduce
 
-        return argreduce("argmin", self, axis, out, keepdims)
+        return ops.argreduce("argmin", self, axis, out, keepdims)
 
     def argmax(self, axis=None, out=None, keepdims=False):
-        from spmdarray.routines.reductions import argreduce
 
-        return argreduce("argmax", self, axis, out, keepdims)
+        return ops.argreduce("argmax", self, axis, out, keepdims)
 
     def compress(self, condition, axis=None, out=None) -> ndarray:
         """Same as ``numpy.compress(condition, a, axis, out)``.  Collective."""
-        from spmdarray.routines.indexing.advanced import compress
 
-        return compress(condition, self, axis=axis, out=out)
+        return ops.compress(condition, self, axis=axis, out=out)
 
     # -------------------------------------------------------------- linalg
     def dot(self, other, out=None):
-        from spmdarray.linalg._summa import dot
 
-        return dot(self, other, out=out)
+        return ops.dot(self, other, out=out)
 
     # ------------------------------------------- complex parts, flags, Array API
     @property
@@ -589,13 +564,12 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         """Real part: a writable view for complex arrays, ``self`` otherwise.  Not collective."""
         if self.dtype.kind != "c":
             return self
-        from spmdarray.routines.logic import part_view
 
-        return part_view(self, "real")
+        return ops.part_view(self, "real")
 
     @real.setter
     def real(self, value) -> None:
-        _engine.assign(self.real, value)
+        ops.assign(self.real, value)
 
     @property
     def imag(self) -> ndarray:
@@ -605,18 +579,15 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         zeros (collective, no communication; NumPy gives a read-only view).
         """
         if self.dtype.kind != "c":
-            from spmdarray.routines.creation import zeros_like
+            return ops.zeros_like(self)
 
-            return zeros_like(self)
-        from spmdarray.routines.logic import part_view
-
-        return part_view(self, "imag")
+        return ops.part_view(self, "imag")
 
     @imag.setter
     def imag(self, value) -> None:
         if self.dtype.kind != "c":
             raise TypeError("array does not have imaginary part to set")
-        _engine.assign(self.imag, value)
+        ops.assign(self.imag, value)
 
     def conj(self) -> ndarray:
         """Complex conjugate (``numpy.conjugate``).  Collective (no communication)."""
@@ -626,43 +597,36 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
 
     def byteswap(self, inplace: bool = False) -> ndarray:
         """Bytes of every element swapped, block by block.  Collective (no communication)."""
-        from spmdarray.routines.logic import byteswap
 
-        return byteswap(self, inplace)
+        return ops.byteswap(self, inplace)
 
     @property
     def flags(self):
         """Contiguity of the global view (see :class:`spmdarray.routines.logic.Flags`).  Not collective."""
-        from spmdarray.routines.logic import flags_of
 
-        return flags_of(self)
+        return ops.flags_of(self)
 
     @property
     def device(self):
         """Array API device: ``"cpu"`` (NumPy blocks) or ``"gpu"`` (CuPy blocks).  Not collective."""
-        from spmdarray.array_api._info import device_of
 
         return device_of(self)
 
     def to_device(self, device, /, *, stream=None) -> ndarray:
         """This array on another Array API device (same layout).  Collective, no communication."""
-        from spmdarray.array_api._info import backend_for
 
         if stream is not None:
             raise NotImplementedError("spmdarray.ndarray.to_device(stream=...) is not supported")
         name = backend_for(device)
         if name == self._st.be.name:
             return self
-        from spmdarray.routines.creation import _to_backend
 
-        return _to_backend(self, name, self.dtype)
+        return ops.to_backend(self, name, self.dtype)
 
     def __array_namespace__(self, /, *, api_version=None):
         """The Array API namespace :mod:`spmdarray.array_api`.  Not collective."""
-        from spmdarray import array_api
 
-        array_api._check_version(api_version)
-        return array_api
+        return ops.array_namespace(api_version)
 
     def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
         """DLPack capsule of THIS RANK'S BLOCK (not of the global array).  Not collective.
@@ -687,9 +651,8 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         return np.clip(self, min, max, out=out, **kw)
 
     def round(self, decimals: int = 0, out=None):
-        from spmdarray.core.dispatch import round_
 
-        return round_(self, decimals, out)
+        return ops.round(self, decimals, out)
 
 
 #: ndarray methods that take the same arguments as the NumPy function of the same
@@ -714,7 +677,6 @@ _IN_PLACE = ("sort", "partition")
 
 
 def _mirror_method(x, name: str):
-    from spmdarray.core.dispatch import HANDLED
 
     if name in _MIRRORED:
         func = getattr(np, name)
@@ -743,12 +705,11 @@ class _MissingMethod(NotImplementedError, AttributeError):
 
 
 def _perm(axes, ndim: int) -> tuple[int, ...]:
-    from spmdarray.routines.reductions import normalize_axes
 
     if len(axes) != ndim:
         raise ValueError("axes don't match array")
     try:
-        return normalize_axes(tuple(axes), ndim)
+        return ops.normalize_axes(tuple(axes), ndim)
     except ValueError as e:
         if isinstance(e, np.exceptions.AxisError):
             raise
@@ -756,11 +717,8 @@ def _perm(axes, ndim: int) -> tuple[int, ...]:
 
 
 def _red(name, x, axis, dtype, out, keepdims, **kw):
-    from spmdarray.routines.reductions import reduce
 
-    return reduce(name, x, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
+    return ops.reduce(name, x, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
 
 
-_engine._ND = ndarray
-_fusion._ND = ndarray
 calibrate(ndarray)

@@ -1,6 +1,6 @@
 """Python operators, generated from one table, with temporary elision.
 
-Each operator calls the elementwise engine directly.  When an operand is a
+Each operator calls the elementwise engine (``registry.ops.elementwise``).  When an operand is a
 *temporary* (the unnamed result of a previous operation: ``(a + b) * 0.2``)
 of the result's dtype and layout, its allocation is reused for the result,
 as NumPy does.  A temporary is recognised by its reference count, calibrated
@@ -14,7 +14,7 @@ import sys
 
 import numpy as np
 
-from spmdarray.core import elementwise as _engine
+from spmdarray.core.registry import ops
 
 __all__ = ["OperatorsMixin"]
 
@@ -59,7 +59,7 @@ def _apply(ufunc, a, b, path: str):
     args = (a, b) if path == "l" else (b, a)
     if temp:
         out = _maybe_reuse(ufunc, a, b, args)
-    return _engine.elementwise(ufunc, args, out=out)
+    return ops.elementwise(ufunc, args, out=out)
 
 
 def _reusable(a) -> bool:
@@ -93,7 +93,7 @@ def _maybe_reuse(ufunc, a, b, args):
     # ranks only), so it must never change the result's layout.
     if a.ndim == 0 or any(f is not None for f in a._layout.gfixed):
         return None
-    if _engine.is_distributed(b):
+    if isinstance(b, OperatorsMixin):
         if b.shape != a.shape or b._s is a._s:
             return None
     elif isinstance(b, (np.ndarray, np.generic)):
@@ -102,7 +102,7 @@ def _maybe_reuse(ufunc, a, b, args):
     elif not isinstance(b, (int, float, complex, bool)):
         return None
     # The engine's dtype check for these operands (cached, so done once).
-    dtypes = _engine.result_dtypes(ufunc, args)
+    dtypes = ops.result_dtypes(ufunc, args)
     return (a,) if dtypes is not None and dtypes[0] == a.dtype else None
 
 
@@ -120,7 +120,7 @@ def _binary(name: str, ufunc):
     def iop(self, other):
         if not _known(other):
             return NotImplemented
-        _engine.elementwise(ufunc, (self, other), out=(self,))
+        ops.elementwise(ufunc, (self, other), out=(self,))
         return self
 
     for f, n in ((op, f"__{name}__"), (rop, f"__r{name}__"), (iop, f"__i{name}__")):
@@ -130,12 +130,12 @@ def _binary(name: str, ufunc):
 
 
 def _known(x) -> bool:
-    return _engine.is_distributed(x) or isinstance(x, (int, float, complex, bool, np.ndarray, np.generic, list))
+    return isinstance(x, OperatorsMixin) or isinstance(x, (int, float, complex, bool, np.ndarray, np.generic, list))
 
 
 def _unary(name: str, ufunc):
     def op(self):
-        return _engine.elementwise(ufunc, (self,))
+        return ops.elementwise(ufunc, (self,))
 
     op.__name__ = op.__qualname__ = f"__{name}__"
     op.__doc__ = f"``numpy.{ufunc.__name__}`` elementwise.  Collective."
@@ -152,25 +152,19 @@ class OperatorsMixin:
         return False
 
     def __matmul__(self, other):
-        from spmdarray.linalg._summa import matmul
-
-        return matmul(self, other)
+        return ops.matmul(self, other)
 
     def __rmatmul__(self, other):
-        from spmdarray.linalg._summa import matmul
-
-        return matmul(other, self)
+        return ops.matmul(other, self)
 
     def __imatmul__(self, other):
-        from spmdarray.linalg._summa import matmul
-
-        return matmul(self, other, out=self)
+        return ops.matmul(self, other, out=self)
 
     def __divmod__(self, other):
-        return _engine.elementwise(np.divmod, (self, other), nout=2)
+        return ops.elementwise(np.divmod, (self, other), nout=2)
 
     def __rdivmod__(self, other):
-        return _engine.elementwise(np.divmod, (other, self), nout=2)
+        return ops.elementwise(np.divmod, (other, self), nout=2)
 
 
 for _n, _u in _BINARY.items():

@@ -20,40 +20,13 @@ from functools import lru_cache
 import numpy as np
 
 from spmdarray.backend.backends import backend_of
+from spmdarray.comm import first_failure
+from spmdarray.core.flights import complete
+from spmdarray.core.thunk import READERS, Quiet, Thunk, flush
 from spmdarray.decomposition import Box, Layout, ViewMap, box_size
+from spmdarray.settings import config
 
-__all__ = ["Storage", "config"]
-
-
-class _Config:
-    """Library settings.
-
-    ``ghost_width``: ghost cells per side of each partitioned axis for arrays
-    created afterwards (default 1).  ``reduce_gather_bytes``: above this many
-    bytes of partial results per reduction group, reductions combine with a
-    rank-ordered Reduce + Bcast instead of an all-gather (default 16 MiB).
-    ``agree_allocation_bytes``: a device allocation of at least this many
-    bytes on any rank (default 1 MiB) checks with every rank that none ran
-    out of memory, so that all raise MemoryError.  It costs one 4-byte
-    all-reduce per such array on several ranks; smaller allocations, served
-    by CuPy's pool, skip it (None: never agree).
-    ``linalg_max_elements``: the largest matrix (elements per matrix) that a
-    replicated linear-algebra routine (``inv``, ``eig``, ``det`` ...) gathers
-    onto one rank; larger matrices raise NotImplementedError (default
-    ``4096 * 4096``).  See docs/linalg.md.
-    All must be set identically on every rank.
-    """
-
-    __slots__ = ("ghost_width", "reduce_gather_bytes", "agree_allocation_bytes", "linalg_max_elements")
-
-    def __init__(self) -> None:
-        self.ghost_width = 1
-        self.reduce_gather_bytes = 16 << 20
-        self.agree_allocation_bytes = 1 << 20
-        self.linalg_max_elements = 4096 * 4096
-
-
-config = _Config()
+__all__ = ["Storage"]
 
 
 @lru_cache(maxsize=4096)
@@ -75,8 +48,8 @@ def _geometry(layout: Layout, rank: int, ghost):
     return ghost, shape, origin, (owned, key)
 
 
-class Storage:
-    """The allocation behind a base array on one rank.  Not collective."""
+class Storage(Thunk):
+    """The allocation behind a base array on one rank: a stored thunk.  Not collective."""
 
     __slots__ = (
         "ctx",
@@ -117,6 +90,18 @@ class Storage:
             # The base array's own block, asked for by nearly every operation.
             owned, key = holds
             self._views[key] = self.alloc if owned is None else self.alloc[owned]
+
+    deferred = False
+
+    def stored(self, x) -> Storage:
+        """This storage, once the deferred arrays reading it are computed and its
+        messages in flight completed (so that the caller may write it).  Not collective."""
+        if Quiet.depth == 0:
+            if id(self) in READERS:
+                flush(self)
+            if self.flights:
+                complete(self)
+        return self
 
     def bump(self) -> None:
         """Record a collective write: every cached halo becomes stale."""
@@ -200,8 +185,6 @@ def _device_alloc(ctx, be, layout: Layout, shape, dtype, fill, holds: bool, agre
         err = e
     limit = config.agree_allocation_bytes
     if agree and ctx.size > 1 and limit is not None and _largest_block_bytes(layout, dtype) >= limit:
-        from spmdarray.comm import first_failure
-
         bad = first_failure(ctx, err is not None)
         if bad >= 0 and err is None:
             need = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize

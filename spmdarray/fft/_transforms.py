@@ -40,9 +40,17 @@ from functools import lru_cache
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
-from spmdarray.core import elementwise as _engine
-from spmdarray.core.dispatch import implements
-from spmdarray.core.pencil import is_local, pencil_layout, with_extents
+from spmdarray.core.array import ndarray
+from spmdarray.core.registry import implements
+from spmdarray.core.storage import Storage
+from spmdarray.decomposition import Layout
+from spmdarray.engine import elementwise as _engine
+from spmdarray.routines.creation import generate, zeros
+from spmdarray.routines.logic import real
+from spmdarray.routines.manipulation.joining import concatenate
+from spmdarray.routines.manipulation.pencil import is_local, pencil_layout, with_extents
+from spmdarray.routines.manipulation.shape import redistribute
+from spmdarray.routines.manipulation.splitting import roll
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fftn", "ifftn", "rfftn", "irfftn"]
 
@@ -106,10 +114,6 @@ def run_steps(x, steps, out=None, conj=False, balance=True):
     ``out``; or, with ``balance=False``, in the last pencil layout).
     ``conj`` conjugates the result (``ihfft``).
     """
-    from spmdarray.core.array import ndarray
-    from spmdarray.core.storage import Storage
-    from spmdarray.decomposition import Layout
-    from spmdarray.routines.manipulation.shape import redistribute
 
     final_shape = _shape_after(x.shape, steps)
     if out is not None and tuple(out.shape) != final_shape:
@@ -230,8 +234,6 @@ def _split(n: int):
 
 def _resized(x, n: int):
     """``x`` (1-D) truncated or zero-padded to ``n`` points.  Collective."""
-    from spmdarray.routines.creation import zeros
-    from spmdarray.routines.manipulation.joining import concatenate
 
     m = x.shape[0]
     if n <= m:
@@ -250,7 +252,6 @@ def _four_step(x, kind, axis, n, norm):
     transform; ``irfft`` rebuilds the Hermitian spectrum and keeps the real
     part.  Results agree with NumPy's up to rounding (not bit for bit).
     """
-    from spmdarray.routines.manipulation.joining import concatenate
 
     inverse = kind in ("ifft", "irfft")
     if kind == "irfft":
@@ -268,8 +269,6 @@ def _four_step(x, kind, axis, n, norm):
     if kind == "rfft":
         return res[: n // 2 + 1].copy()
     if kind == "irfft":
-        from spmdarray.routines.logic import real
-
         return real(res).copy()  # a real array of its own, not a view of the complex temporary
     return res
 
@@ -288,8 +287,6 @@ def _bluestein(z, n, inverse, norm):
     ``c[m] = exp(-+i pi m**2 / n)``; the convolution runs through three
     four-step transforms of length ``2**ceil(log2(2n - 1))``.
     """
-    from spmdarray.routines.creation import generate
-    from spmdarray.routines.manipulation.joining import concatenate
 
     cdt = z.dtype
     ctx, bname = z._st.ctx, z._st.be.name
@@ -501,7 +498,6 @@ def fftshift(x, axes=None):
 
     Collective: only the wrapped half of each shifted axis moves.
     """
-    from spmdarray.routines.manipulation.splitting import roll
 
     shift, axes = _shifts(x, axes, 1)
     return roll(x, shift, axes)
@@ -510,7 +506,6 @@ def fftshift(x, axes=None):
 @implements(np.fft.ifftshift)
 def ifftshift(x, axes=None):
     """Inverse of :func:`fftshift`.  Collective (see :func:`fftshift`)."""
-    from spmdarray.routines.manipulation.splitting import roll
 
     shift, axes = _shifts(x, axes, -1)
     return roll(x, shift, axes)
@@ -521,7 +516,6 @@ def fftfreq(n, d=1.0, device=None, *, comm=None, backend=None):
 
     Collective (no communication).
     """
-    from spmdarray.routines.creation import generate
 
     if not isinstance(n, (int, np.integer)):
         raise ValueError("n should be an integer")
@@ -538,7 +532,6 @@ def fftfreq(n, d=1.0, device=None, *, comm=None, backend=None):
 
 def rfftfreq(n, d=1.0, device=None, *, comm=None, backend=None):
     """Distributed ``numpy.fft.rfftfreq``.  Collective (no communication)."""
-    from spmdarray.routines.creation import generate
 
     if not isinstance(n, (int, np.integer)):
         raise ValueError("n should be an integer")

@@ -38,6 +38,8 @@ import weakref
 
 import numpy as np
 
+from spmdarray.settings import config
+
 __all__ = ["check", "run", "run_sum", "compile_stats"]
 
 _MASK = (1 << 64) - 1
@@ -117,7 +119,7 @@ def compile_stats() -> dict:
 
 
 def _cache_dir() -> str:
-    d = os.environ.get("SPMDARRAY_FUSE_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "spmdarray", "fusion")
+    d = config.fuse_cache or os.path.join(os.path.expanduser("~"), ".cache", "spmdarray", "fusion")
     try:
         os.makedirs(d, exist_ok=True)
         if os.access(d, os.W_OK):

@@ -57,6 +57,8 @@ import hashlib
 
 import numpy as np
 
+from spmdarray.backend.backends import _cupy_module
+
 __all__ = ["check", "run", "run_lag", "run_sum", "compile_stats", "source"]
 
 _MASK = (1 << 64) - 1
@@ -125,7 +127,6 @@ _STATS = {"compiled": 0, "calls": 0}
 
 
 def _xp():
-    from spmdarray.backend.backends import _cupy_module
 
     return _cupy_module()
 

@@ -18,7 +18,7 @@ The value is computed when it is needed:
   one;
 * a write to storage the expression reads (any storage access of an operand
   first evaluates the deferred arrays that read it);
-* :func:`sync`, or a tree larger than ``settings.max_ops`` operations.
+* :func:`sync`, or a tree larger than ``config.fuse_max_ops`` operations.
 
 Evaluation is one compiled numba kernel per rank (:mod:`._kernels`), or, when
 numba is missing or disabled, the same operations run one by one with NumPy
@@ -42,80 +42,24 @@ travel, and the boundary strips after they arrived.
 from __future__ import annotations
 
 import math
-import os
-import sys
 import weakref
 
 import numpy as np
 
-from spmdarray.backend.backends import backend_of
+from spmdarray.backend.backends import backend_of, context
 from spmdarray.comm import local_rank
-from spmdarray.core import elementwise as _engine
-from spmdarray.core.flights import complete, complete_all
+from spmdarray.core.array import ndarray
+from spmdarray.core.dtypes import _checked_dtypes
+from spmdarray.core.fetch import choose_layout, fetch_start
 from spmdarray.core.storage import Storage
+from spmdarray.core.thunk import PENDING, READERS, Quiet, Thunk, flush
+from spmdarray.decomposition import Layout, ViewMap
+from spmdarray.fusion import run as _run
+from spmdarray.fusion.run import COPY, INLINE, RAND
+from spmdarray.settings import config
 
-__all__ = ["Node", "settings", "sync", "record", "is_deferred"]
+__all__ = ["Node", "FUSABLE", "record", "assign", "is_deferred", "random_leaf", "local_sum"]
 
-
-class _Settings:
-    r"""Fusion settings (the same on every rank).
-
-    ``enabled``: defer elementwise operations (``SPMDARRAY_FUSE``, default on).
-    ``compiler``: ``"numba"`` or ``"numpy"`` (``SPMDARRAY_FUSE_COMPILER``;
-    ``"numba"`` falls back to ``"numpy"`` when numba cannot be imported).
-    ``max_ops``: a deferred tree with more operations is evaluated at once.
-    ``chunk_bytes``: size of the row chunks an aliased assignment is computed in.
-    ``min_size``: operations with fewer elements run eagerly (their data
-    sits in cache, so fusing saves little, and recording costs a few
-    microseconds; ``SPMDARRAY_FUSE_MIN_SIZE``, default 16384).
-    ``overlap``: compute the interior while halos travel (``SPMDARRAY_FUSE_OVERLAP``:
-    ``auto``, the default, overlaps blocks of at least ``overlap_min_size``
-    elements (2**20) unless a node runs more ranks than it has cores: the
-    split into interior, frame and strips costs about a millisecond of
-    fixed work, more than a small block's halos take to arrive, and a
-    waiting rank on a shared core leaves it to another anyway; ``1``/``0``:
-    always/never).
-    ``device``: defer on the CuPy backend too (``SPMDARRAY_FUSE_DEVICE``,
-    default on), evaluated by generated ``cupy.ElementwiseKernel``\ s.
-    ``jit_min_size`` and ``jit_after``: a kernel is compiled for blocks of at
-    least ``jit_min_size`` elements, or once the same program was evaluated
-    ``jit_after`` times; before that NumPy evaluates it (compiling costs
-    0.1 to 2 s per new kernel, see docs/fusion.md).
-    """
-
-    __slots__ = (
-        "enabled",
-        "compiler",
-        "max_ops",
-        "chunk_bytes",
-        "jit_min_size",
-        "jit_after",
-        "min_size",
-        "device",
-        "overlap",
-        "overlap_min_size",
-    )
-
-    def __init__(self) -> None:
-        self.enabled = os.environ.get("SPMDARRAY_FUSE", "1").strip().lower() not in ("0", "off", "false", "no")
-        self.compiler = os.environ.get("SPMDARRAY_FUSE_COMPILER", "numba").strip().lower()
-        self.max_ops = 48
-        self.chunk_bytes = 1 << 18
-        self.jit_min_size = int(os.environ.get("SPMDARRAY_FUSE_JIT_MIN_SIZE", 1 << 14))
-        self.jit_after = int(os.environ.get("SPMDARRAY_FUSE_JIT_AFTER", 3))
-        self.min_size = int(os.environ.get("SPMDARRAY_FUSE_MIN_SIZE", 1 << 14))
-        self.device = os.environ.get("SPMDARRAY_FUSE_DEVICE", "1").strip().lower() not in ("0", "off", "false", "no")
-        ov = os.environ.get("SPMDARRAY_FUSE_OVERLAP", "auto").strip().lower()
-        self.overlap = "auto" if ov == "auto" else ov not in ("0", "off", "false", "no")
-        self.overlap_min_size = 1 << 20
-
-
-settings = _Settings()
-
-_ND = None  # the ndarray class, set by ``_array``
-_RAND = "random"  # function of a random leaf (see :func:`random_leaf`)
-_COPY = "copy"  # function of a node standing for a copy of a view
-_INLINE = "inline"  # ``Node.locs`` entry of a deferred operand computed in the same kernel
 
 #: Ufuncs the fuser records, with the dtype kinds of their loops (``b``: bool).
 FUSABLE: dict = {
@@ -145,21 +89,15 @@ FUSABLE: dict = {
     np.minimum: "biu",
 }
 
-#: id(Storage) -> list of weak references to deferred arrays reading it.
-READERS: dict = {}
-#: Weak references to every deferred array, in creation order (for :func:`sync`).
-_PENDING: list = []
-_quiet = 0  # > 0 while the fuser reads storage itself: no flushing
 
-
-class Node:
+class Node(Thunk):
     """A deferred elementwise operation.  Not collective.
 
-    ``func`` is a ufunc (or ``_RAND`` / ``_COPY``), ``args`` its operands:
+    ``func`` is a ufunc (or ``RAND`` / ``COPY``), ``args`` its operands:
     ``ndarray`` (deferred or not) or scalars already converted to the loop
     dtype; ``loop`` the loop dtypes (inputs then output).  ``locs`` holds,
     per operand, this rank's block of it aligned to ``layout`` as fetched
-    when the operation was recorded (``_INLINE`` for a deferred operand on the
+    when the operation was recorded (``INLINE`` for a deferred operand on the
     same layout, None for scalars); ``fetches`` and ``flight`` are those
     fetches and the messages still in flight.  ``readers`` are weak
     references to the deferred arrays that compute this node inside their
@@ -199,10 +137,47 @@ class Node:
         self.readers = None
         self.st = None  # device backend: the result's allocation, reserved when recorded
 
+    deferred = True
+
+    def stored(self, x) -> Storage:
+        """Compute ``x`` (whose ``_s`` is this node) and return its storage (see ``Thunk``)."""
+        return self.materialise(x).stored(x)
+
+    def materialise(self, x) -> Storage:
+        """Evaluate the deferred ``x`` into a fresh allocation on its layout.  Not collective."""
+        st = self.st
+        if st is None:
+            # (On a device, a value computed inside another kernel and then needed on
+            # its own: this allocation is this rank's alone.)
+            st = Storage(self.ctx, self.layout, self.dtype, agree=False)
+        self.st = None
+        dst = ndarray._new(st, None)
+        _run.evaluate(self, dst, fresh=True)
+        x._s = st
+        if self.readers:
+            # Deferred arrays that computed ``x`` inside their kernel now read this
+            # storage instead: they are evaluated before it is written.
+            live = [r for r in self.readers if _alive(r)]
+            if live:
+                READERS.setdefault(id(st), []).extend(live)
+        return st
+
+    def subtree(self) -> set:
+        """ids of the deferred operands computed inside this node's kernel."""
+        out: set = set()
+        stack = [self]
+        while stack:
+            n = stack.pop()
+            for a in n.args:
+                if type(a) is ndarray and a._s.deferred and id(a) not in out:
+                    out.add(id(a))
+                    stack.append(a._s)
+        return out
+
 
 def is_deferred(x) -> bool:
     """Whether ``x`` is an ``ndarray`` whose value has not been computed yet."""
-    return type(x) is _ND and type(x._s) is Node
+    return type(x) is ndarray and x._s.deferred
 
 
 # ------------------------------------------------------------------ record
@@ -213,7 +188,7 @@ _NOLOOP = object()
 def _kind_of(a):
     """What decides the loop dtype for operand ``a`` (a dtype or a Python type)."""
     t = type(a)
-    if t is _ND:
+    if t is ndarray:
         return a.dtype
     if t is float or t is int or t is complex:
         return t
@@ -254,13 +229,13 @@ def record(func, args, out, where, nout, kwargs):
     Collective: it posts the operands' messages (those the eager engine would
     send), and every decision here rests on data all ranks share.
     """
-    if not settings.enabled or where is not True or nout != 1 or kwargs or func not in FUSABLE:
+    if not config.fuse or where is not True or nout != 1 or kwargs or func not in FUSABLE:
         return NotImplemented
     ctx = None
     shape = None
     nops = 1
     for a in args:
-        if type(a) is _ND:
+        if type(a) is ndarray:
             s = a._s
             c = s.ctx
             if ctx is None:
@@ -275,36 +250,36 @@ def record(func, args, out, where, nout, kwargs):
                     shape = np.broadcast_shapes(shape, sh)
                 except ValueError:
                     return NotImplemented
-            if type(s) is Node:
+            if s.deferred:
                 nops += s.nops
-    if ctx is None or not shape or math.prod(shape) < settings.min_size:
+    if ctx is None or not shape or math.prod(shape) < config.fuse_min_size:
         return NotImplemented
     kinds = [_kind_of(a) for a in args]
     if any(k is None for k in kinds):
         return NotImplemented
-    if _errors_raise() or (backend_of(ctx).is_device and not settings.device):
+    if _errors_raise() or (backend_of(ctx).is_device and not config.fuse_device):
         return NotImplemented
     o = None
     if out is not None:
         # Whether ``out`` is deferred on this rank must not matter: it never does here.
-        if len(out) != 1 or type(out[0]) is not _ND or out[0]._map.shape != shape or out[0]._s.ctx is not ctx:
+        if len(out) != 1 or type(out[0]) is not ndarray or out[0]._map.shape != shape or out[0]._s.ctx is not ctx:
             return NotImplemented
         o = out[0]
     lp = _loop(func, kinds)
     if lp is _NOLOOP:
         return NotImplemented
     # NumPy's own checks (dtypes, casting, Python int overflow), raised here.
-    dt = _engine._checked_dtypes(func, args, (o,), None, {}, 1)[0]
+    dt = _checked_dtypes(func, args, (o,), None, {}, 1)[0]
     if dt != lp[-1] or (o is not None and o.dtype != dt):
         return NotImplemented
-    if ctx.size > 1 and ctx._local is None and settings.overlap == "auto":
+    if ctx.size > 1 and ctx._local is None and config.fuse_overlap == "auto":
         local_rank(ctx)  # ranks per node, for the overlap decision (collective once per context)
     # Computed where the eager engine would compute it, with the same messages.
-    layout = o._layout if o is not None else _engine.choose_layout(ctx, args, shape)
+    layout = o._layout if o is not None else choose_layout(ctx, args, shape)
     node = _build(func, args, lp, dt, shape, ctx, layout, nops)
     res = _deferred(node)
     for a, loc in zip(node.args, node.locs):
-        if loc is _INLINE and type(a._s) is Node:
+        if loc is INLINE and a._s.deferred:
             sub = a._s
             if sub.readers is None:
                 sub.readers = []
@@ -313,10 +288,8 @@ def record(func, args, out, where, nout, kwargs):
     if o is None and backend_of(ctx).is_device:
         node.st = Storage(ctx, layout, dt)
     if o is not None:
-        if not assign(o, res):
-            _engine.assign(o, _ND._new(storage(res), None))
-        return o
-    if nops > settings.max_ops:
+        return res  # the engine assigns it to ``out`` (``spmdarray.engine.elementwise``)
+    if nops > config.fuse_max_ops:
         res._st  # noqa: B018 - evaluates (locally)
     return res
 
@@ -329,24 +302,23 @@ def _inlinable(a, layout) -> bool:
     message either: the two cases post the same messages.
     """
     s = a._s
-    return type(s) is Node and (s.layout is layout or s.layout == layout)
+    return s.deferred and (s.layout is layout or s.layout == layout)
 
 
 def _build(func, args, lp, dt, shape, ctx, layout, nops) -> Node:
     """The node of ``func(*args)`` on ``layout``, with its operands' messages posted."""
-    global _quiet
     cargs: list = []
     locs: list = []
     items: list = []
     where: list = []
     for a, ldt in zip(args, lp):
-        if type(a) is _ND:
+        if type(a) is ndarray:
             cargs.append(a)
             if _inlinable(a, layout):
-                locs.append(_INLINE)
+                locs.append(INLINE)
                 continue
-            if type(a._s) is Node:
-                _materialise(a)  # another layout: evaluated (locally), then fetched as stored
+            if a._s.deferred:
+                a._s.materialise(a)  # another layout: evaluated (locally), then fetched as stored
             where.append(len(locs))
             locs.append(None)
             items.append(a)
@@ -356,11 +328,11 @@ def _build(func, args, lp, dt, shape, ctx, layout, nops) -> Node:
     fetches: list = []
     flight = None
     if items:
-        _quiet += 1
+        Quiet.depth += 1
         try:
-            got, fetches, flight = _engine.fetch_start(ctx, items, layout)
+            got, fetches, flight = fetch_start(ctx, items, layout)
         finally:
-            _quiet -= 1
+            Quiet.depth -= 1
         rank = ctx.rank
         if layout.owned_size(rank):
             bshape = tuple(hi - lo for lo, hi in layout.block(rank))
@@ -370,38 +342,37 @@ def _build(func, args, lp, dt, shape, ctx, layout, nops) -> Node:
 
 
 def _deferred(node: Node):
-    from spmdarray.decomposition import ViewMap
 
-    x = object.__new__(_ND)
+    x = object.__new__(ndarray)
     x._s = node
     x._map = ViewMap.identity(node.shape)
     x._lay = node.layout
     ref = weakref.ref(x)
     seen = set()
     for a in node.args:
-        if type(a) is _ND:
+        if type(a) is ndarray:
             s = a._s
-            if type(s) is Storage and id(s) not in seen:
+            if not s.deferred and id(s) not in seen:
                 seen.add(id(s))
                 lst = READERS.get(id(s))
                 if lst is None:
                     READERS[id(s)] = [ref]
                 else:
                     if len(lst) > 32:
-                        lst[:] = [r for r in lst if r() is not None and type(r()._s) is Node]
+                        lst[:] = [r for r in lst if r() is not None and r()._s.deferred]
                     lst.append(ref)
     if len(READERS) > 256:
         for k in [k for k, lst in READERS.items() if not any(_alive(r) for r in lst)]:
             del READERS[k]
-    _PENDING.append(ref)
-    if len(_PENDING) > 256:
-        _PENDING[:] = [r for r in _PENDING if r() is not None and type(r()._s) is Node]
+    PENDING.append(ref)
+    if len(PENDING) > 256:
+        PENDING[:] = [r for r in PENDING if r() is not None and r()._s.deferred]
     return x
 
 
 def _alive(r) -> bool:
     y = r()
-    return y is not None and type(y._s) is Node
+    return y is not None and y._s.deferred
 
 
 def random_leaf(key: int, shape, comm):
@@ -412,116 +383,17 @@ def random_leaf(key: int, shape, comm):
     as the eager generator.  None when fusion is off (or off on the device backend).
     Collective (no message; on a device, the result's allocation is agreed).
     """
-    if not settings.enabled:
+    if not config.fuse:
         return None
-    from spmdarray.decomposition import Layout
-    from spmdarray.routines.creation import context
-
     ctx = context(comm, None)
     be = backend_of(ctx)
-    if (be.is_device and not settings.device) or math.prod(shape) < settings.min_size:
+    if (be.is_device and not config.fuse_device) or math.prod(shape) < config.fuse_min_size:
         return None
     layout = Layout.balanced(shape, ctx.size)
-    node = Node(_RAND, (key,), np.dtype(np.float64), None, shape, ctx, layout, 1)
+    node = Node(RAND, (key,), np.dtype(np.float64), None, shape, ctx, layout, 1)
     if be.is_device:
         node.st = Storage(ctx, layout, node.dtype)  # agreed now (see ``Node.st``)
     return _deferred(node)
-
-
-# ----------------------------------------------------------------- forcing
-def storage(x) -> Storage:
-    """``x``'s storage, evaluating ``x`` and the deferred arrays reading it first.
-
-    Not collective: evaluation only waits for messages posted when the
-    operations were recorded.  Outside the fuser's own reads it also
-    completes the messages in flight from or into the storage, so that the
-    caller may write it.
-    """
-    s = x._s
-    if type(s) is Node:
-        s = _materialise(x)
-    if _quiet == 0:
-        if id(s) in READERS:
-            flush(s)
-        if s.flights:
-            complete(s)
-    return s
-
-
-def flush(st: Storage, keep=None) -> None:
-    """Evaluate every deferred array that reads ``st`` (except ``keep``).  Not collective."""
-    refs = READERS.pop(id(st), None)
-    if not refs:
-        return
-    inner = _subtree(keep._s) if keep is not None and type(keep._s) is Node else set()
-    kept = []
-    for r in refs:
-        y = r()
-        if y is None or type(y._s) is not Node:
-            continue
-        if y is keep:
-            kept.append(r)
-        elif id(y) in inner and sys.getrefcount(y) <= _TREE_REFS:
-            # An unnamed operand inside ``keep``'s own tree: computed inside its kernel.
-            kept.append(r)
-        else:
-            _materialise(y)
-    if kept:
-        READERS.setdefault(id(st), []).extend(kept)
-
-
-#: References to an unnamed deferred operand seen in :func:`flush`: its parent
-#: node's argument tuple, the local variable, and ``getrefcount``'s argument.
-_TREE_REFS = 3
-
-
-def _subtree(node: Node) -> set:
-    out: set = set()
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        for a in n.args:
-            if type(a) is _ND and type(a._s) is Node and id(a) not in out:
-                out.add(id(a))
-                stack.append(a._s)
-    return out
-
-
-def sync() -> None:
-    """Evaluate every deferred array now and complete every message in flight.
-
-    Safe on any subset of ranks (it waits only for messages that every rank
-    posted already); every rank calling it, as in an SPMD program, is the
-    usual case.
-    """
-    refs = list(_PENDING)
-    _PENDING.clear()
-    for r in refs:
-        y = r()
-        if y is not None and type(y._s) is Node:
-            _materialise(y)
-    complete_all()
-
-
-def _materialise(x) -> Storage:
-    """Evaluate the deferred ``x`` into a fresh allocation on its layout.  Not collective."""
-    node = x._s
-    st = node.st
-    if st is None:
-        # (On a device, a value computed inside another kernel and then needed on
-        # its own: this allocation is this rank's alone.)
-        st = Storage(node.ctx, node.layout, node.dtype, agree=False)
-    node.st = None
-    dst = _ND._new(st, None)
-    _run.evaluate(node, dst, fresh=True)
-    x._s = st
-    if node.readers:
-        # Deferred arrays that computed ``x`` inside their kernel now read this
-        # storage instead: they are evaluated before it is written.
-        live = [r for r in node.readers if _alive(r)]
-        if live:
-            READERS.setdefault(id(st), []).extend(live)
-    return st
 
 
 # ------------------------------------------------------------------ assign
@@ -544,8 +416,8 @@ def assign(dst, value) -> bool:
         np.can_cast(node.dtype, dst.dtype, "safe") and dst.dtype.kind in "iuf" and dst.dtype.itemsize > 2
     ):
         return False
-    if type(dst._s) is Node:
-        _materialise(dst)
+    if dst._s.deferred:
+        dst._s.materialise(dst)
     dst_st = dst._s
     reads = _reads_storage(node, dst_st)
     if reads and dst.dtype != node.dtype:
@@ -559,16 +431,16 @@ def assign(dst, value) -> bool:
         # copy, which is evaluated (copied) before ``dst`` is written again.
         rank = node.ctx.rank
         loc = dst_st.view_of(dst._map, lay.block(rank)) if lay.owned_size(rank) else None
-        value._s = Node(_COPY, (dst,), node.dtype, None, node.shape, node.ctx, node.layout, 1, (loc,))
+        value._s = Node(COPY, (dst,), node.dtype, None, node.shape, node.ctx, node.layout, 1, (loc,))
         READERS.setdefault(id(dst_st), []).append(weakref.ref(value))
     return True
 
 
 def _reads_storage(node: Node, st: Storage) -> bool:
     for a in node.args:
-        if type(a) is _ND:
+        if type(a) is ndarray:
             s = a._s
-            if s is st or (type(s) is Node and _reads_storage(s, st)):
+            if s is st or (s.deferred and _reads_storage(s, st)):
                 return True
     return False
 
@@ -584,9 +456,6 @@ def local_sum(x, res_dtype):
     collective.
     """
     node = x._s
-    if type(node) is not Node or node.dtype.kind not in "biu" or settings.compiler == "numpy":
+    if not node.deferred or node.dtype.kind not in "biu" or config.fuse_compiler == "numpy":
         return None
     return _run.local_sum(node, x.shape, res_dtype)
-
-
-from spmdarray.fusion import run as _run  # noqa: E402 - evaluation needs the names above

@@ -21,11 +21,18 @@ import os
 
 import numpy as np
 
-from spmdarray.backend.backends import backend_of
+from spmdarray.backend.backends import _cupy_module, backend_of
+from spmdarray.core.array import ndarray
 from spmdarray.core.flights import complete
-from spmdarray.fusion import record as F
+from spmdarray.core.thunk import Quiet
+from spmdarray.fusion import kernels_cpu, kernels_cuda
+from spmdarray.settings import config
 
-__all__ = ["Program", "evaluate", "flatten", "local_sum"]
+__all__ = ["Program", "evaluate", "flatten", "local_sum", "RAND", "COPY", "INLINE"]
+
+RAND = "random"  # ``Node.func`` of a random leaf (``record.random_leaf``)
+COPY = "copy"  # ``Node.func`` of a node standing for a copy of a view
+INLINE = "inline"  # ``Node.locs`` entry of a deferred operand computed in the same kernel
 
 
 class Program:
@@ -54,16 +61,16 @@ def _flat(node, prog: Program, block, seen: set):
         if node.flight is not None and not node.flight.done:
             prog.flights.append(node.flight)
         prog.fetches.extend(node.fetches)
-    if node.func is F._RAND:
+    if node.func is RAND:
         return _leaf(prog, ("r", node.args[0]), ("r", node.args[0]))
-    if node.func is F._COPY:
+    if node.func is COPY:
         return _leaf(prog, ("c", id(node)), ("a", node.locs[0]))
     refs = []
     for a, loc in zip(node.args, node.locs):
-        if type(a) is F._ND:
-            if loc is F._INLINE:
+        if type(a) is ndarray:
+            if loc is INLINE:
                 s = a._s
-                if type(s) is F.Node:
+                if s.deferred:
                     r = _flat(s, prog, block, seen)
                 else:  # evaluated since, on this rank: read its block
                     blk = s.view_of(a._map, block) if block is not None else None
@@ -108,7 +115,7 @@ def evaluate(node, dst, fresh: bool, before_write=None) -> None:
     of other computations in flight; they are completed before it is written.
     """
     prog, root, owned = _here(node)
-    F._quiet += 1
+    Quiet.depth += 1
     try:
         if before_write is not None and before_write.flights:
             complete(before_write, keep=set(prog.flights))
@@ -117,7 +124,7 @@ def evaluate(node, dst, fresh: bool, before_write=None) -> None:
             return
         _run(prog, root, node, dst, fresh)
     finally:
-        F._quiet -= 1
+        Quiet.depth -= 1
 
 
 def _run(prog: Program, root, node, dst, fresh: bool) -> None:
@@ -132,10 +139,10 @@ def _run(prog: Program, root, node, dst, fresh: bool) -> None:
     flights = [fl for fl in prog.flights if not fl.done]
     be = dst._s.be
     if be.is_device:
-        kern = _device_kernels() if F.settings.compiler != "numpy" and _worth_compiling(prog, bshape) else None
+        kern = _device_kernels() if config.fuse_compiler != "numpy" and _worth_compiling(prog, bshape) else None
         _run_device(kern, prog, root, vals, arrays, d, bshape, gshape, origin, flights, fresh, be, node.ctx)
         return
-    kern = _kernels() if F.settings.compiler == "numba" and _worth_compiling(prog, bshape) else None
+    kern = _kernels() if config.fuse_compiler == "numba" and _worth_compiling(prog, bshape) else None
     overlap = (not fresh) and any(_hazard(d, vals[i]) for i in arrays)
     if flights:
         inner = _interior(prog.fetches, gshape, bshape) if _overlapping(node.ctx, bshape) else None
@@ -168,10 +175,10 @@ def _run(prog: Program, root, node, dst, fresh: bool) -> None:
 
 def _overlapping(ctx, bshape=()) -> bool:
     """Whether to compute the interior while halos travel (``settings.overlap``).  Not collective."""
-    ov = F.settings.overlap
+    ov = config.fuse_overlap
     if ov != "auto":
         return bool(ov)
-    if bshape and math.prod(bshape) < F.settings.overlap_min_size:
+    if bshape and math.prod(bshape) < config.fuse_overlap_min_size:
         return False
     local = ctx._local
     return local is None or local[1] <= (os.cpu_count() or 1)
@@ -289,7 +296,7 @@ _SEEN: dict = {}
 
 def _worth_compiling(prog: Program, bshape) -> bool:
     """Compile for large blocks, or for programs evaluated often."""
-    if math.prod(bshape) >= F.settings.jit_min_size:
+    if math.prod(bshape) >= config.fuse_jit_min_size:
         return True
     key = (
         tuple((lf[0], lf[1].dtype) if lf[0] != "r" else ("r",) for lf in prog.leaves),
@@ -300,7 +307,7 @@ def _worth_compiling(prog: Program, bshape) -> bool:
     if len(_SEEN) > 4096:
         _SEEN.clear()
     _SEEN[key] = n
-    return n > F.settings.jit_after
+    return n > config.fuse_jit_after
 
 
 def _hazard(d, v) -> bool:
@@ -427,7 +434,7 @@ def _compute_aliased(kern, prog, root, vals, d, hazards, gshape, origin, box=Non
     (a0, b0), rest = box[0], tuple(slice(lo, hi) for lo, hi in box[1:])
     shape = tuple(hi - lo for lo, hi in box)
     row = max(1, math.prod(shape[1:]) * d.itemsize)
-    step = max(1, F.settings.chunk_bytes // row)
+    step = max(1, config.fuse_chunk_bytes // row)
     pending: list = []
     for lo in range(a0, b0, step):
         hi = min(b0, lo + step)
@@ -460,7 +467,6 @@ def _compute_into(kern, prog, root, vals, tmp, sub, gshape, origin) -> None:
 
 def _interpret(prog, root, vals, sub, gshape, origin, out_dtype):
     """The program run one NumPy call at a time on local blocks (the eager results)."""
-    from spmdarray.random import _uniform_box
 
     blocks = [v for v in vals if not isinstance(v, (tuple, np.generic)) and hasattr(v, "shape")]
     xp = np if not blocks or isinstance(blocks[0], np.ndarray) else _device_xp()
@@ -468,6 +474,8 @@ def _interpret(prog, root, vals, sub, gshape, origin, out_dtype):
     sv = []
     for v in vals:
         if isinstance(v, tuple):  # random leaf
+            from spmdarray.random._counter import _uniform_box  # noqa: PLC0415 - moves to fusion.splitmix
+
             u = _uniform_box(v[1], _sub_box(sub, origin), gshape)
             sv.append(u if xp is np else xp.asarray(u))
         elif not isinstance(v, np.generic) and hasattr(v, "shape"):  # a block (NumPy or device)
@@ -505,10 +513,8 @@ def _kernels():
     global _KERNELS
     if _KERNELS is None:
         try:
-            from spmdarray.fusion import kernels_cpu as k
-
-            k.check()
-            _KERNELS = k
+            kernels_cpu.check()
+            _KERNELS = kernels_cpu
         except Exception:  # noqa: BLE001 - numba missing or broken: NumPy evaluates
             _KERNELS = False
     return _KERNELS or None
@@ -518,8 +524,6 @@ _DEVICE_KERNELS = None
 
 
 def _device_xp():
-    from spmdarray.backend.backends import _cupy_module
-
     return _cupy_module()
 
 
@@ -528,10 +532,8 @@ def _device_kernels():
     global _DEVICE_KERNELS
     if _DEVICE_KERNELS is None:
         try:
-            from spmdarray.fusion import kernels_cuda as k
-
-            k.check()
-            _DEVICE_KERNELS = k
+            kernels_cuda.check()
+            _DEVICE_KERNELS = kernels_cuda
         except Exception:  # noqa: BLE001 - no ElementwiseKernel: one CuPy call per step
             _DEVICE_KERNELS = False
     return _DEVICE_KERNELS or None
@@ -544,7 +546,7 @@ def local_sum(node, gshape, res_dtype):
     if kern is None:
         return None
     prog, root, owned = _here(node)
-    F._quiet += 1
+    Quiet.depth += 1
     try:
         _wait(prog.flights)
         if not owned:
@@ -554,7 +556,7 @@ def local_sum(node, gshape, res_dtype):
         full = tuple(slice(0, hi - lo) for lo, hi in block)
         total = kern.run_sum(prog, root, vals, full, gshape, tuple(lo for lo, _ in block), res_dtype)
     finally:
-        F._quiet -= 1
+        Quiet.depth -= 1
     if device:
         total = backend_of(node.ctx).to_host(total)
     return res_dtype.type(total)

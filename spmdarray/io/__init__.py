@@ -16,8 +16,7 @@ Set ``SPMDARRAY_HDF5_IO=serial`` to force the second.  See ``docs/io.md``.
 
 from spmdarray.io._checkpoint import Checkpoint, checkpoint, restore
 from spmdarray.io._errors import DatasetNotFoundError
-from spmdarray.io._h5 import settings
 from spmdarray.io._read import load_hdf5
 from spmdarray.io._write import save_hdf5
 
-__all__ = ["Checkpoint", "DatasetNotFoundError", "checkpoint", "load_hdf5", "restore", "save_hdf5", "settings"]
+__all__ = ["Checkpoint", "DatasetNotFoundError", "checkpoint", "load_hdf5", "restore", "save_hdf5"]

@@ -22,6 +22,7 @@ from spmdarray.io import _h5
 from spmdarray.io._errors import DatasetNotFoundError, agree, attempt
 from spmdarray.io._read import array_dtype, check_file, open_dataset, read_into
 from spmdarray.io._write import _arrays, save
+from spmdarray.routines.creation import empty
 
 __all__ = ["Checkpoint", "checkpoint", "restore"]
 
@@ -178,7 +179,6 @@ def restore(path, expect: Mapping | None = None, comm=None) -> Checkpoint:
     >>> step, arrays, attrs = spmdarray.restore("run.h5", expect={"u": ((512, 512), "float64")})  # doctest: +SKIP
     >>> u = arrays["u"]                                                                              # doctest: +SKIP
     """
-    from spmdarray.routines.creation import empty
 
     ctx = get_context(comm)
     use_parallel = _h5.parallel()

@@ -9,34 +9,17 @@ writes (the one place to change for a device backend).
 from __future__ import annotations
 
 import logging
-import os
 import sys
 
 import numpy as np
 
 from spmdarray.io._slabs import file_selection
+from spmdarray.settings import config
 
-__all__ = ["h5py", "host", "is_dataset", "logger", "open_file", "parallel", "read_slab", "settings", "to_local"]
+__all__ = ["h5py", "host", "is_dataset", "logger", "open_file", "parallel", "read_slab", "to_local"]
 
 logger = logging.getLogger("spmdarray.io")
 
-
-class _Settings:
-    """Settings of spmdarray's HDF5 functions (set the same on every rank).
-
-    ``buffer_bytes``: the largest slab, in bytes, that a rank stages through
-    host memory per HDF5 read or write (default 64 MiB).  Blocks move in
-    slabs of at most this size (unless one element is larger), so a rank
-    never holds more than its own block plus one slab.
-    """
-
-    __slots__ = ("buffer_bytes",)
-
-    def __init__(self) -> None:
-        self.buffer_bytes = 64 << 20
-
-
-settings = _Settings()
 
 _PATH_ENV = "SPMDARRAY_HDF5_IO"
 
@@ -60,7 +43,7 @@ def parallel() -> bool:
     variable ``SPMDARRAY_HDF5_IO`` is ``serial``; ``parallel`` demands it.
     The environment must be the same on every rank.
     """
-    choice = os.environ.get(_PATH_ENV, "auto").strip().lower() or "auto"
+    choice = config.hdf5_io or "auto"
     mpi = bool(h5py().get_config().mpi)
     if choice not in ("auto", "serial", "parallel"):
         raise ValueError(f"{_PATH_ENV}={choice!r}: use auto, serial or parallel")
@@ -92,11 +75,11 @@ def open_file(path: str, mode: str, ctx, use_parallel: bool):
 
     Collective over ``ctx`` when ``use_parallel`` (the ``mpio`` driver on the
     context's communicator); otherwise not collective.  The chunk cache is
-    sized to ``settings.buffer_bytes`` so that slab-by-slab access of a
+    sized to ``config.io_buffer_bytes`` so that slab-by-slab access of a
     compressed dataset decompresses each chunk about once.
     """
     mod = h5py()
-    cache = max(1 << 20, settings.buffer_bytes)
+    cache = max(1 << 20, config.io_buffer_bytes)
     if use_parallel:
         return mod.File(path, mode, driver="mpio", comm=ctx.comm, rdcc_nbytes=cache)
     return mod.File(path, mode, rdcc_nbytes=cache)

@@ -11,6 +11,8 @@ from spmdarray.decomposition import ViewMap, normalize_key
 from spmdarray.io import _h5
 from spmdarray.io._errors import DatasetNotFoundError, agree, attempt
 from spmdarray.io._slabs import relative, transfers
+from spmdarray.routines.creation import empty
+from spmdarray.settings import config
 
 __all__ = ["array_dtype", "check_file", "load_hdf5", "open_dataset", "read_into"]
 
@@ -113,11 +115,11 @@ def read_into(x, dset, vmap: ViewMap, collective: bool) -> None:
     Collective over ``x``'s communicator when ``collective`` (every rank makes
     the same number of collective HDF5 reads); otherwise not collective, and
     a rank holding no data does nothing.  Data moves in slabs of at most
-    ``spmdarray.io.settings.buffer_bytes``.
+    ``spmdarray.config.io_buffer_bytes``.
     """
     lay = x.layout
     rank = x._st.ctx.rank
-    steps = transfers(lay, rank, max(1, x.dtype.itemsize), _h5.settings.buffer_bytes, collective)
+    steps = transfers(lay, rank, max(1, x.dtype.itemsize), config.io_buffer_bytes, collective)
     if not steps:
         return
     dxpl = _h5.transfer_list(collective)
@@ -134,7 +136,7 @@ def load_hdf5(source, dataset: str | None = None, comm=None, *, select=None):
 
     Collective.  The result has the default (balanced) layout for its shape,
     and each rank reads only its own block (hyperslab) of the file, in slabs
-    of at most ``spmdarray.io.settings.buffer_bytes`` bytes.  With parallel HDF5
+    of at most ``spmdarray.config.io_buffer_bytes`` bytes.  With parallel HDF5
     (h5py built with MPI) the reads are collective MPI-IO reads through the
     ``mpio`` driver; otherwise every rank opens the file read-only and reads
     independently (see ``docs/io.md``).
@@ -181,7 +183,6 @@ def load_hdf5(source, dataset: str | None = None, comm=None, *, select=None):
     >>> u = spmdarray.load_hdf5("run.h5", "u")                         # doctest: +SKIP
     >>> part = spmdarray.load_hdf5("run.h5", "u", select=numpy.s_[100:200, ::2])  # doctest: +SKIP
     """
-    from spmdarray.routines.creation import empty
 
     ctx = get_context(comm)
     use_parallel = _h5.parallel()

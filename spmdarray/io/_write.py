@@ -28,10 +28,13 @@ from collections.abc import Mapping
 import numpy as np
 
 from spmdarray.comm import get_context, pass_turn, wait_turn
+from spmdarray.core.array import ndarray
 from spmdarray.decomposition import ViewMap
 from spmdarray.io import _h5
 from spmdarray.io._errors import agree, attempt
 from spmdarray.io._slabs import relative, transfers
+from spmdarray.routines.creation import asarray
+from spmdarray.settings import config
 
 __all__ = ["TMP_SUFFIX", "save", "save_hdf5", "write_from"]
 
@@ -41,8 +44,6 @@ TMP_SUFFIX = ".spmdarray-tmp"
 
 def _arrays(arrays, comm, what: str):
     """(context, [(name, array)]) with every value a spmdarray array on that context."""
-    from spmdarray.core.array import ndarray
-    from spmdarray.routines.creation import asarray
 
     if not isinstance(arrays, Mapping):
         raise TypeError(f"{what}: arrays must be a mapping {{name: array}}, got {type(arrays).__name__}")
@@ -211,12 +212,12 @@ def write_from(x, dset, collective: bool) -> None:
     Collective over ``x``'s communicator when ``collective``; otherwise not
     collective.  Only the owner of each element writes it: for a replicated
     layout, the ranks at coordinate 0 of the replicated grid axes.  Data moves
-    in slabs of at most ``spmdarray.io.settings.buffer_bytes``.
+    in slabs of at most ``spmdarray.config.io_buffer_bytes``.
     """
     lay = x.layout
     rank = x._st.ctx.rank
     itemsize = max(1, x.dtype.itemsize)
-    steps = transfers(lay, rank, itemsize, _h5.settings.buffer_bytes, collective, movers=set(lay.owners()))
+    steps = transfers(lay, rank, itemsize, config.io_buffer_bytes, collective, movers=set(lay.owners()))
     if not steps:
         return
     dxpl = _h5.transfer_list(collective)
@@ -294,7 +295,7 @@ def save_hdf5(
 
     Collective.  Each element is written once, by the rank that owns it (for
     a view or a replicated layout, one rank per element), and no rank holds
-    more than its own blocks plus a slab of ``spmdarray.io.settings.buffer_bytes``.
+    more than its own blocks plus a slab of ``spmdarray.config.io_buffer_bytes``.
     The file is written under a temporary name in the same directory,
     fsynced and renamed onto ``path``, so ``path`` never holds a partial
     file.  The I/O path (parallel HDF5 or serial h5py) is chosen as for

@@ -20,18 +20,22 @@ import math
 import numpy as np
 
 from spmdarray.comm import gather_errors
-from spmdarray.core import elementwise as _engine
-from spmdarray.core.storage import Storage, config
+from spmdarray.core import fetch as _fetch
+from spmdarray.core.array import ndarray
+from spmdarray.core.storage import Storage
 from spmdarray.decomposition import Layout
+from spmdarray.engine import elementwise as _engine
+from spmdarray.routines.creation import array
+from spmdarray.routines.manipulation.shape import redistribute
+from spmdarray.settings import config
 
 __all__ = ["gufunc", "on_root", "operand", "check_size", "batch_layout", "finish", "new_array"]
 
 
 def operand(x, ctx):
     """``x`` as a distributed array of ``ctx`` (a global NumPy value is split, not sent)."""
-    if _engine.is_distributed(x):
+    if _fetch.is_distributed(x):
         return x
-    from spmdarray.routines.creation import array
 
     return array(np.asarray(x), comm=ctx)
 
@@ -55,7 +59,6 @@ def batch_layout(batch: tuple[int, ...], core: tuple[int, ...], nprocs: int) -> 
 
 
 def new_array(ctx, layout: Layout, dtype):
-    from spmdarray.core.array import ndarray
 
     return ndarray._new(Storage(ctx, layout, np.dtype(dtype)), None)
 
@@ -118,7 +121,7 @@ def gufunc(name: str, func, inputs, ncores, *, limit: bool = True):
     The results, laid out with the batch axes partitioned; for unbatched
     inputs balanced arrays, and NumPy scalars for 0-d results.
     """
-    ctx = _engine.context_of(*inputs)
+    ctx = _fetch.context_of(*inputs)
     xs = [operand(x, ctx) for x in inputs]
     for x, nc in zip(xs, ncores):
         if limit:
@@ -160,9 +163,16 @@ def gufunc(name: str, func, inputs, ncores, *, limit: bool = True):
 
 def finish(r, ctx):
     """Drop the length-1 batch axis of an unbatched result and rebalance it.  Collective."""
-    from spmdarray.routines.manipulation.shape import redistribute
 
     if r.ndim == 1:
         return _engine.to_scalar(r)
     v = r[0]
     return redistribute(v, Layout.balanced(v.shape, ctx.size))
+
+
+def _abs2(v, out=None):
+    r = (v.conj() * v).real if v.dtype.kind == "c" else v * v
+    if out is None:
+        return r
+    out[...] = r
+    return out

@@ -21,11 +21,16 @@ import operator
 
 import numpy as np
 
-from spmdarray.comm import allgather_blocks
-from spmdarray.core import elementwise as _engine
-from spmdarray.core.dispatch import implements
+from spmdarray.comm import allgather_blocks, gather_errors
+from spmdarray.core import fetch as _fetch
+from spmdarray.core.conversion import gather
+from spmdarray.core.registry import implements
 from spmdarray.decomposition import Layout, block_bounds
-from spmdarray.linalg._batch import check_size, gufunc, new_array, on_root, operand
+from spmdarray.engine import elementwise as _engine
+from spmdarray.linalg._batch import _abs2, check_size, gufunc, new_array, on_root, operand
+from spmdarray.linalg._products import matmul, matmul_nd
+from spmdarray.routines.creation import array, empty_like, eye
+from spmdarray.routines.manipulation.shape import redistribute
 
 __all__ = [
     "cholesky",
@@ -70,7 +75,6 @@ def _row_blocks(a, ctx):
     """``a`` (2-D) laid out in row blocks over all ranks.  Collective."""
     m, n = a.shape
     lay = Layout((m, n), (ctx.size,), (0,), (None,), (block_bounds(m, ctx.size), None))
-    from spmdarray.routines.manipulation.shape import redistribute
 
     return redistribute(a, lay)
 
@@ -106,7 +110,6 @@ def _tsqr(a, want_q: bool = True):
 
 def _replicated_result(arr, ctx):
     """A global NumPy value (the same on every rank) as a balanced distributed array.  Not communicating."""
-    from spmdarray.routines.creation import array
 
     return array(arr, comm=ctx)
 
@@ -127,7 +130,7 @@ def qr(a, mode="reduced"):
     """
     if mode not in ("reduced", "complete", "r", "raw"):
         raise ValueError(f"Unrecognized mode '{mode}'")
-    ctx = _engine.context_of(a)
+    ctx = _fetch.context_of(a)
     a = operand(a, ctx)
     _at_least_2d("qr", a)
     if _tsqr_ok(a, mode):
@@ -154,7 +157,6 @@ def _tsqr_svd(a, compute_uv=True):
     factor (None without ``compute_uv``), ``s`` and ``vh`` NumPy arrays, the
     same on every rank.
     """
-    from spmdarray.linalg._summa import matmul
 
     ctx = a._st.ctx
     m, n = a.shape
@@ -179,7 +181,7 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     are batch-parallel / replicated.  Singular vectors are unique only up to
     a phase per vector, so they may differ from NumPy's by signs.
     """
-    ctx = _engine.context_of(a)
+    ctx = _fetch.context_of(a)
     a = operand(a, ctx)
     _at_least_2d("svd", a)
     m, n = a.shape[-2:]
@@ -218,7 +220,7 @@ def cholesky(a, /, *, upper=False):
     matrix per rank, limited by ``config.linalg_max_elements``).  ``a`` must
     be Hermitian; the row-block algorithm reads its lower triangle.
     """
-    ctx = _engine.context_of(a)
+    ctx = _fetch.context_of(a)
     a = operand(a, ctx)
     _at_least_2d("cholesky", a)
     _square(a)
@@ -238,7 +240,6 @@ def _cholesky_rows(a):
     its row block plus one panel (``N x b``); each rank receives ``O(N^2)``
     words in all.
     """
-    from spmdarray.comm import gather_errors
 
     ctx = a._st.ctx
     n = a.shape[0]
@@ -284,7 +285,7 @@ def _cholesky_rows(a):
 
 def _simple(name, npfunc):
     def impl(a):
-        a = operand(a, _engine.context_of(a))
+        a = operand(a, _fetch.context_of(a))
         _at_least_2d(name, a)
         _square(a)
         return gufunc(name, npfunc, [a], [2])
@@ -305,7 +306,7 @@ def _hermitian(name, npfunc):
     def impl(a, UPLO="L"):  # noqa: N803
         if UPLO not in ("L", "U"):
             raise ValueError("UPLO argument must be 'L' or 'U'")
-        a = operand(a, _engine.context_of(a))
+        a = operand(a, _fetch.context_of(a))
         _at_least_2d(name, a)
         _square(a)
         return gufunc(name, lambda x: npfunc(x, UPLO=UPLO), [a], [2])
@@ -325,7 +326,7 @@ def solve(a, b):
 
     As in NumPy 2, ``b`` is a vector (``(..., M)``) only when it is 1-D.
     """
-    ctx = _engine.context_of(a, b)
+    ctx = _fetch.context_of(a, b)
     a, b = operand(a, ctx), operand(b, ctx)
     _at_least_2d("solve", a)
     _square(a)
@@ -354,7 +355,7 @@ def lstsq(a, b, rcond=None):
     ``config.linalg_max_elements``).  ``rank`` is a Python int; the arrays are
     distributed.
     """
-    ctx = _engine.context_of(a, b)
+    ctx = _fetch.context_of(a, b)
     a, b = operand(a, ctx), operand(b, ctx)
     if a.ndim != 2:
         raise LinAlgError(f"{a.ndim}-dimensional array given. Array must be two-dimensional")
@@ -370,9 +371,6 @@ def lstsq(a, b, rcond=None):
 
 
 def _lstsq_tall(a, b, rcond, ctx):
-    from spmdarray.core.conversion import gather
-    from spmdarray.linalg._norms import _abs2
-    from spmdarray.linalg._summa import matmul
 
     m, n = a.shape
     vec = b.ndim == 1
@@ -400,7 +398,6 @@ def _lstsq_tall(a, b, rcond, ctx):
 
 
 def _lstsq_replicated(a, b, rcond, ctx):
-    from spmdarray.core.conversion import gather
 
     check_size("lstsq", a.shape)
     check_size("lstsq", b.shape)
@@ -420,12 +417,11 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue):
     """
     if np.ndim(rcond) or np.ndim(rtol if rtol is not np._NoValue else None):
         raise NotImplementedError("numpy.linalg.pinv with array-valued rcond/rtol on spmdarray arrays")
-    ctx = _engine.context_of(a)
+    ctx = _fetch.context_of(a)
     a = operand(a, ctx)
     _at_least_2d("pinv", a)
     if not _tsqr_svd_ok(a, hermitian):
         return gufunc("pinv", lambda x: np.linalg.pinv(x, rcond=rcond, hermitian=hermitian, rtol=rtol), [a], [2])
-    from spmdarray.linalg._summa import matmul
 
     if rcond is None:
         if rtol is np._NoValue:
@@ -454,7 +450,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):  # noqa: N803
     """
     if np.ndim(tol) or np.ndim(rtol):
         raise NotImplementedError("numpy.linalg.matrix_rank with array-valued tol/rtol on spmdarray arrays")
-    A = operand(A, _engine.context_of(A))  # noqa: N806
+    A = operand(A, _fetch.context_of(A))  # noqa: N806
     if A.ndim < 2:
         return int(bool(_engine.elementwise(np.not_equal, [A, 0]).any()))
     if _tsqr_svd_ok(A, hermitian):
@@ -478,7 +474,7 @@ def cond(x, p=None):
     ``p`` in ``None, 2, -2`` of one matrix: TSQR singular values
     (distributed); other ``p`` and stacks: batch-parallel / replicated.
     """
-    x = operand(x, _engine.context_of(x))
+    x = operand(x, _fetch.context_of(x))
     _at_least_2d("cond", x)
     if p not in (None, 2, -2):
         _square(x)
@@ -500,14 +496,12 @@ def matrix_power(a, n):
     matrix, batch-parallel for stacks).  ``n < 0`` inverts first (``inv`` is
     replicated for one matrix).
     """
-    from spmdarray.linalg._products import matmul_nd
-    from spmdarray.routines.creation import empty_like, eye
 
     try:
         n = operator.index(n)
     except TypeError as e:
         raise TypeError("exponent must be an integer") from e
-    a = operand(a, _engine.context_of(a))
+    a = operand(a, _fetch.context_of(a))
     _at_least_2d("matrix_power", a)
     _square(a)
     if n == 0:
@@ -532,7 +526,7 @@ def matrix_power(a, n):
 @implements(np.linalg.tensorinv, replicated=True)
 def tensorinv(a, ind=2):
     """``numpy.linalg.tensorinv``: reshape (distributed) and ``inv`` (replicated).  Collective."""
-    a = operand(a, _engine.context_of(a))
+    a = operand(a, _fetch.context_of(a))
     if ind <= 0:
         raise ValueError("Invalid ind argument.")
     old = a.shape
@@ -547,7 +541,7 @@ def tensorinv(a, ind=2):
 @implements(np.linalg.tensorsolve, replicated=True)
 def tensorsolve(a, b, axes=None):
     """``numpy.linalg.tensorsolve``: reshape (distributed) and ``solve`` (replicated).  Collective."""
-    ctx = _engine.context_of(a, b)
+    ctx = _fetch.context_of(a, b)
     a, b = operand(a, ctx), operand(b, ctx)
     an = a.ndim
     if axes is not None:

@@ -13,21 +13,15 @@ import operator
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
-from spmdarray.core import elementwise as _engine
-from spmdarray.core.dispatch import implements
-from spmdarray.linalg._batch import operand
+from spmdarray.core import fetch as _fetch
+from spmdarray.core.registry import implements
+from spmdarray.engine import elementwise as _engine
+from spmdarray.linalg._batch import _abs2, operand
+from spmdarray.linalg._decomp import svdvals
 
 __all__ = ["norm", "vector_norm", "matrix_norm"]
 
 inf = np.inf
-
-
-def _abs2(v, out=None):
-    r = (v.conj() * v).real if v.dtype.kind == "c" else v * v
-    if out is None:
-        return r
-    out[...] = r
-    return out
 
 
 def _ew(func, *args, **kw):
@@ -35,7 +29,7 @@ def _ew(func, *args, **kw):
 
 
 def _sqrt(r):
-    return np.sqrt(r) if not _engine.is_distributed(r) else _ew(np.sqrt, r)
+    return np.sqrt(r) if not _fetch.is_distributed(r) else _ew(np.sqrt, r)
 
 
 @implements(np.linalg.norm)
@@ -45,7 +39,7 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
     Sums of squares are combined in a different order than NumPy's, so
     results agree to rounding.
     """
-    x = operand(x, _engine.context_of(x))
+    x = operand(x, _fetch.context_of(x))
     if x.dtype.kind not in "fc":
         x = x.astype(float)
     nd = x.ndim
@@ -78,7 +72,7 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
         absx = _ew(np.power, _ew(np.abs, x), np.asarray(ord).astype(rdt) if np.ndim(ord) == 0 else ord)
         ret = absx.sum(axis=ax, keepdims=keepdims)
         p = np.reciprocal(np.asarray(ord, dtype=rdt))
-        return _ew(np.power, ret, p) if _engine.is_distributed(ret) else np.power(ret, p).astype(rdt)
+        return _ew(np.power, ret, p) if _fetch.is_distributed(ret) else np.power(ret, p).astype(rdt)
     if len(axis) == 2:
         row, col = axis
         row = normalize_axis_index(row, nd)
@@ -86,10 +80,8 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
         if row == col:
             raise ValueError("Duplicate axes given.")
         if ord in (2, -2, "nuc"):
-            from spmdarray.linalg._decomp import svdvals
-
             s = svdvals(np.moveaxis(x, (row, col), (-2, -1)))
-            if not _engine.is_distributed(s):
+            if not _fetch.is_distributed(s):
                 s = operand(s, x._st.ctx)
             if ord == 2:
                 ret = s.max(axis=-1)
@@ -117,7 +109,7 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
             shp = list(x.shape)
             shp[row] = 1
             shp[col] = 1
-            if _engine.is_distributed(ret):
+            if _fetch.is_distributed(ret):
                 return ret.reshape(tuple(shp))
             return operand(np.asarray(ret).reshape(shp), x._st.ctx)
         return ret
@@ -127,7 +119,7 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
 @implements(np.linalg.vector_norm)
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002
     """Distributed ``numpy.linalg.vector_norm``.  Collective."""
-    x = operand(x, _engine.context_of(x))
+    x = operand(x, _fetch.context_of(x))
     shape = x.shape
     if axis is None:
         x = x.reshape((-1,)) if x.ndim != 1 else x
@@ -146,7 +138,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002
         axes = range(len(shape)) if axis is None else normalize_axis_tuple(axis, len(shape))
         for a in axes:
             shp[a] = 1
-        if _engine.is_distributed(res):
+        if _fetch.is_distributed(res):
             return res.reshape(tuple(shp))
         return operand(np.asarray(res).reshape(shp), x._st.ctx)
     return res

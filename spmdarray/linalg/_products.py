@@ -16,10 +16,13 @@ import warnings
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
-from spmdarray.core import elementwise as _engine
-from spmdarray.core.dispatch import implements
-from spmdarray.core.storage import config
+from spmdarray.core import fetch as _fetch
+from spmdarray.core.registry import GUFUNCS, implements, provides
+from spmdarray.engine import elementwise as _engine
 from spmdarray.linalg._batch import gufunc, operand
+from spmdarray.linalg._summa import _summa, matmul_2d
+from spmdarray.routines.creation import array, empty, eye, full
+from spmdarray.settings import config
 
 __all__ = [
     "matmul_nd",
@@ -42,13 +45,78 @@ __all__ = [
 
 
 def _ops(*xs):
-    ctx = _engine.context_of(*xs)
+    ctx = _fetch.context_of(*xs)
     return ctx, [operand(x, ctx) for x in xs]
 
 
 def _probe(shape_dtype):
     """Zero-stride NumPy stand-ins (no memory) of the given shapes and dtypes."""
     return [np.broadcast_to(np.zeros((), dt), sh) for sh, dt in shape_dtype]
+
+
+def _operand(x, ctx):
+    if _fetch.is_distributed(x):
+        return x
+
+    return array(np.asarray(x), comm=ctx)
+
+
+@provides("matmul")
+def matmul(a, b, out=None, **kwargs):
+    """``a @ b``: SUMMA for 1-D and 2-D operands, stacks in :func:`matmul_nd`.  Collective.
+
+    Raises
+    ------
+    ValueError
+        NumPy's message when the core dimensions differ.
+    NotImplementedError
+        For gufunc keyword arguments other than ``dtype`` (``axes=`` ...).
+    """
+    dtype = kwargs.pop("dtype", None)
+    for k in ("casting", "order", "subok"):
+        kwargs.pop(k, None)
+    for k in ("axes", "axis", "keepdims", "signature"):
+        if kwargs.get(k, None) in (None, False, np._NoValue):
+            kwargs.pop(k, None)
+    if kwargs:
+        raise NotImplementedError(f"matmul keyword arguments {sorted(kwargs)}")
+    ctx = _fetch.context_of(a, b, out)
+    a, b = _operand(a, ctx), _operand(b, ctx)
+    if dtype is not None or a.ndim > 2 or b.ndim > 2:
+        return matmul_nd(a, b, out=out, dtype=dtype)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(
+            f"matmul: Input operand {0 if a.ndim == 0 else 1} does not have enough dimensions "
+            "(has 0, gufunc core with signature "
+            "(n?,k),(k,m?)->(n?,m?) requires 1)"
+        )
+    ka = a.shape[-1]
+    kb = b.shape[0]
+    if ka != kb:
+        raise ValueError(
+            "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
+            f"(n?,k),(k,m?)->(n?,m?) (size {kb} is different from {ka})"
+        )
+    return matmul_2d(ctx, a, b, out)
+
+
+def _dot_2d(a, b, out=None):
+    """NumPy's ``dot`` for scalars, 1-D and 2-D operands (SUMMA).  Collective."""
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return _engine.elementwise(np.multiply, [a, b], out=None if out is None else (out,))
+    if np.shape(a)[-1] != np.shape(b)[0]:
+        sa, sb = np.shape(a), np.shape(b)
+        ta, tb = _engine._shape_txt(sa), _engine._shape_txt(sb)
+        raise ValueError(f"shapes {ta} and {tb} not aligned: {sa[-1]} (dim {len(sa) - 1}) != {sb[0]} (dim 0)")
+    if out is not None:  # NumPy's dot wants exactly the result's dtype and shape
+        da, db = (x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype for x in (a, b))
+        if out.dtype != np.dot(np.ones((1,) * np.ndim(a), da), np.ones((1,) * np.ndim(b), db)).dtype:
+            raise ValueError(
+                "output array is not acceptable (must have the right datatype, number of dimensions, and be a C-Array)"
+            )
+        if out.shape != np.shape(a)[:-1] + np.shape(b)[1:]:
+            raise ValueError("output array has wrong dimensions")
+    return matmul(a, b, out=out)
 
 
 # ------------------------------------------------------------- matmul N-D
@@ -60,7 +128,6 @@ def matmul_nd(a, b, out=None, dtype=None):
     as many products as ranks or each matrix is small; otherwise each
     product of the stack is a SUMMA over all ranks in turn.
     """
-    from spmdarray.linalg._summa import _summa, matmul
 
     ctx, (a, b) = _ops(a, b)
     if a.ndim == 0 or b.ndim == 0:
@@ -93,8 +160,6 @@ def matmul_nd(a, b, out=None, dtype=None):
     if big <= config.linalg_max_elements and (nb >= ctx.size or big <= 1 << 16):
         c = gufunc("matmul", lambda x, y: np.matmul(x, y, dtype=dt), [a2, b2], [2, 2], limit=False)
     else:
-        from spmdarray.routines.creation import empty
-
         c = empty(batch + (n, m), dt, comm=ctx)
         ab, bb = a2.shape[:-2], b2.shape[:-2]
         for idx in np.ndindex(*batch):
@@ -148,7 +213,6 @@ def _tensordot_axes(a_shape, b_shape, axes):
 
 
 def _tensordot(a, b, axes_a, axes_b):
-    from spmdarray.linalg._summa import matmul
 
     notin_a = [k for k in range(a.ndim) if k not in axes_a]
     notin_b = [k for k in range(b.ndim) if k not in axes_b]
@@ -170,6 +234,7 @@ def tensordot(a, b, axes=2):
 
 
 @implements(np.dot)
+@provides("dot")
 def dot(a, b, out=None):
     """Distributed ``numpy.dot`` for every case NumPy has.  Collective.
 
@@ -177,10 +242,9 @@ def dot(a, b, out=None):
     operands contract the last axis of ``a`` with the second-to-last of ``b``
     (``tensordot``).
     """
-    from spmdarray.linalg._summa import dot as dot2
 
     if np.ndim(a) <= 2 and np.ndim(b) <= 2:
-        return dot2(a, b, out=out)
+        return _dot_2d(a, b, out=out)
     _, (a, b) = _ops(a, b)
     kb = 0 if b.ndim == 1 else b.ndim - 2
     if a.shape[-1] != b.shape[kb]:
@@ -203,7 +267,6 @@ def dot(a, b, out=None):
 @implements(np.vdot)
 def vdot(a, b, /):
     """Distributed ``numpy.vdot`` (conjugates ``a``, flattens both).  Collective."""
-    from spmdarray.linalg._summa import matmul
 
     _, (a, b) = _ops(a, b)
     if a.size != b.size:
@@ -300,7 +363,6 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     c2 = sub(mul(a0, b1), mul(a1, b0))
     if a.shape[-1] == 2 and b.shape[-1] == 2:
         return c2
-    from spmdarray.routines.creation import empty
 
     cp = empty(shape, dtype, comm=a._st.ctx)
     if a.shape[-1] == 3 and b.shape[-1] == 3:
@@ -345,7 +407,6 @@ def diagonal(x, offset=0, axis1=0, axis2=1):
     Masks the ``L x L`` square holding the diagonal with a distributed
     identity and sums it along ``axis2``: no gather, ``O(L*L)`` work.
     """
-    from spmdarray.routines.creation import eye
 
     a1 = normalize_axis_index(axis1, x.ndim, msg_prefix="axis1")
     a2 = normalize_axis_index(axis2, x.ndim, msg_prefix="axis2")
@@ -496,7 +557,7 @@ def vecmat(x1, x2, out=None, **kwargs):
     return _matrix_vector("vecmat", x1, x2, out, kwargs)
 
 
-GUFUNCS = {np.vecdot: vecdot, np.matvec: matvec, np.vecmat: vecmat}
+GUFUNCS.update({np.vecdot: vecdot, np.matvec: matvec, np.vecmat: vecmat})
 
 
 # ------------------------------------------------------------- multi_dot
@@ -505,14 +566,12 @@ def multi_dot(arrays, *, out=None):
     """Distributed ``numpy.linalg.multi_dot`` (NumPy's cheapest order, SUMMA products).  Collective."""
     from numpy.linalg._linalg import _multi_dot_matrix_chain_order
 
-    from spmdarray.linalg._summa import dot as dot2
-
     n = len(arrays)
     if n < 2:
         raise ValueError("Expecting at least two arrays.")
     ctx, arrays = _ops(*arrays)
     if n == 2:
-        return dot2(arrays[0], arrays[1], out=out)
+        return _dot_2d(arrays[0], arrays[1], out=out)
     ndim_first, ndim_last = arrays[0].ndim, arrays[-1].ndim
     if ndim_first == 1:
         arrays[0] = arrays[0].reshape((1, arrays[0].shape[0]))
@@ -526,12 +585,12 @@ def multi_dot(arrays, *, out=None):
     def chain(i, j):
         if i == j:
             return arrays[i]
-        return dot2(chain(i, order[i, j]), chain(order[i, j] + 1, j))
+        return _dot_2d(chain(i, order[i, j]), chain(order[i, j] + 1, j))
 
     res = chain(0, n - 1)
     if ndim_first == 1 and ndim_last == 1:
         res = _engine.to_scalar(res) if res.size == 1 else res
-        res = res if not _engine.is_distributed(res) else res.reshape(())
+        res = res if not _fetch.is_distributed(res) else res.reshape(())
     elif ndim_first == 1 or ndim_last == 1:
         res = res.reshape((-1,))
     if out is not None:
@@ -655,9 +714,7 @@ def _sum_out(arr, lab, drop, dt):
         r = arr.any(axis=axes)
     else:
         r = arr.sum(axis=axes, dtype=dt)
-    if not _engine.is_distributed(r):  # a NumPy scalar
-        from spmdarray.routines.creation import full
-
+    if not _fetch.is_distributed(r):  # a NumPy scalar
         r = full((), r, dtype=dt, comm=arr._st.ctx)
     return r, [c for c in lab if c not in drop]
 
@@ -680,8 +737,6 @@ def _contract(x, lx, y, ly, keep, sizes, dt):
     if bat:
         z = matmul_nd(xt.reshape((nb, px, k)), yt.reshape((nb, k, py)))
     else:
-        from spmdarray.linalg._summa import matmul
-
         z = matmul(xt.reshape((px, k)), yt.reshape((k, py)))
     lz = bat + fx + fy
     return z.reshape(tuple(sizes[c] for c in lz)), lz
@@ -698,7 +753,7 @@ def einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting="
     distributed ``matmul``.  Size-1 axes broadcast as in NumPy.
     """
     subscripts, arrays = _subscripts_of(operands)
-    ctx = _engine.context_of(*arrays, out)
+    ctx = _fetch.context_of(*arrays, out)
     arrays = [operand(a, ctx) for a in arrays]
     labels, olab = _parse(subscripts, [a.shape for a in arrays])
     dt = np.dtype(dtype) if dtype is not None else np.result_type(*(a.dtype for a in arrays))

@@ -13,59 +13,23 @@ from __future__ import annotations
 import numpy as np
 
 from spmdarray.comm import bcast_array
-from spmdarray.core import elementwise as _engine
+from spmdarray.core.array import ndarray
 from spmdarray.core.storage import Storage
 from spmdarray.decomposition import Layout, block_bounds, box_size, find_coord, unravel
+from spmdarray.engine import elementwise as _engine
 from spmdarray.routines.manipulation.shape import redistribute, reshape
 
-__all__ = ["matmul", "dot"]
+__all__ = ["matmul_2d"]
 
 
-def _operand(x, ctx):
-    if _engine.is_distributed(x):
-        return x
-    from spmdarray.routines.creation import array
+def matmul_2d(ctx, a, b, out=None):
+    """``a @ b`` for distributed 1-D and 2-D operands with the same context: SUMMA.  Collective.
 
-    return array(np.asarray(x), comm=ctx)
-
-
-def matmul(a, b, out=None, **kwargs):
-    """``a @ b``: SUMMA for 1-D and 2-D operands, stacks in ``_linalg_products``.  Collective.
-
-    Raises
-    ------
-    ValueError
-        NumPy's message when the core dimensions differ.
-    NotImplementedError
-        For gufunc keyword arguments other than ``dtype`` (``axes=`` ...).
+    :func:`spmdarray.linalg._products.matmul` checks the arguments and sends
+    stacks elsewhere first.
     """
-    dtype = kwargs.pop("dtype", None)
-    for k in ("casting", "order", "subok"):
-        kwargs.pop(k, None)
-    for k in ("axes", "axis", "keepdims", "signature"):
-        if kwargs.get(k, None) in (None, False, np._NoValue):
-            kwargs.pop(k, None)
-    if kwargs:
-        raise NotImplementedError(f"matmul keyword arguments {sorted(kwargs)}")
-    ctx = _engine.context_of(a, b, out)
-    a, b = _operand(a, ctx), _operand(b, ctx)
-    if dtype is not None or a.ndim > 2 or b.ndim > 2:
-        from spmdarray.linalg._products import matmul_nd
-
-        return matmul_nd(a, b, out=out, dtype=dtype)
-    if a.ndim == 0 or b.ndim == 0:
-        raise ValueError(
-            f"matmul: Input operand {0 if a.ndim == 0 else 1} does not have enough dimensions "
-            "(has 0, gufunc core with signature "
-            "(n?,k),(k,m?)->(n?,m?) requires 1)"
-        )
     ka = a.shape[-1]
     kb = b.shape[0]
-    if ka != kb:
-        raise ValueError(
-            "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
-            f"(n?,k),(k,m?)->(n?,m?) (size {kb} is different from {ka})"
-        )
     dtype = np.matmul(np.ones((1,) * a.ndim, a.dtype), np.ones((1,) * b.ndim, b.dtype)).dtype
     if out is not None:  # NumPy's errors, before any work
         cshape = a.shape[:-1] + b.shape[1:]
@@ -102,7 +66,6 @@ def matmul(a, b, out=None, **kwargs):
 
 
 def _summa(ctx, a, b, dtype):
-    from spmdarray.core.array import ndarray
 
     n, k = a.shape
     m = b.shape[1]
@@ -153,26 +116,3 @@ class _SubCtx:
         self.comm = comm
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
-
-
-def dot(a, b, out=None):
-    """NumPy's ``dot``: scalars, SUMMA for 1-D and 2-D operands, ``tensordot`` above.  Collective."""
-    if np.ndim(a) == 0 or np.ndim(b) == 0:
-        return _engine.elementwise(np.multiply, [a, b], out=None if out is None else (out,))
-    if np.ndim(a) > 2 or np.ndim(b) > 2:
-        from spmdarray.linalg._products import dot as dot_nd
-
-        return dot_nd(a, b, out=out)
-    if np.shape(a)[-1] != np.shape(b)[0]:
-        sa, sb = np.shape(a), np.shape(b)
-        ta, tb = _engine._shape_txt(sa), _engine._shape_txt(sb)
-        raise ValueError(f"shapes {ta} and {tb} not aligned: {sa[-1]} (dim {len(sa) - 1}) != {sb[0]} (dim 0)")
-    if out is not None:  # NumPy's dot wants exactly the result's dtype and shape
-        da, db = (x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype for x in (a, b))
-        if out.dtype != np.dot(np.ones((1,) * np.ndim(a), da), np.ones((1,) * np.ndim(b), db)).dtype:
-            raise ValueError(
-                "output array is not acceptable (must have the right datatype, number of dimensions, and be a C-Array)"
-            )
-        if out.shape != np.shape(a)[:-1] + np.shape(b)[1:]:
-            raise ValueError("output array has wrong dimensions")
-    return matmul(a, b, out=out)

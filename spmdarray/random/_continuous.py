@@ -119,20 +119,6 @@ def f(st: Stream, dfnum: Any, dfden: Any) -> Any:
     return (chisquare(st.sub(0), dfnum) * dfden) / (chisquare(st.sub(1), dfden) * dfnum)
 
 
-def noncentral_chisquare(st: Stream, df: Any, nonc: Any) -> Any:
-    """Poisson mixture: ``chisquare(df + 2 * N)`` with ``N ~ Poisson(nonc / 2)``."""
-    from spmdarray.random._discrete import poisson
-
-    n = poisson(st.sub(0), 0.5 * nonc).astype(np.float64)
-    return chisquare(st.sub(1), df + 2.0 * n)
-
-
-def noncentral_f(st: Stream, dfnum: Any, dfden: Any, nonc: Any) -> Any:
-    """``(noncentral_chisquare(dfnum, nonc) / dfnum) / (chisquare(dfden) / dfden)``."""
-    t = noncentral_chisquare(st.sub(0), dfnum, nonc) * dfden
-    return t / (chisquare(st.sub(1), dfden) * dfnum)
-
-
 def standard_t(st: Stream, df: Any) -> Any:
     """``Z / sqrt(chisquare(df) / df)``."""
     z = st.sub(0).normal(0)

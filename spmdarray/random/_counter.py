@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from spmdarray.comm import bcast_array, get_context
+
 Box = tuple[tuple[int, int], ...]
 
 _MASK = (1 << 64) - 1
@@ -380,7 +382,6 @@ def _seed64(seed: Any) -> int:
 
 def _entropy(comm: Any) -> int:
     """64 bits from ``os.urandom`` on rank 0 of ``comm``, broadcast to all.  Collective."""
-    from spmdarray.comm import bcast_array, get_context
 
     ctx = get_context(comm)
     word = np.frombuffer(os.urandom(8), dtype=np.uint64) if ctx.rank == 0 else None

@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from spmdarray.random._continuous import standard_gamma
 from spmdarray.random._counter import Stream, branch, logfactorial, until_accepted
 
 _I64_MAX = float(np.nextafter(2.0**63, 0.0))  # the largest float64 below 2**63
@@ -146,12 +145,6 @@ def geometric(st: Stream, p: Any) -> Any:
     """Inversion: ``ceil(log(u) / log(1 - p))``, ``u`` in (0, 1), at least 1."""
     k = np.ceil(np.log(st.uniform_open(0)) / np.log1p(-p))
     return _to_int(np.maximum(np.where(p >= 1.0, 1.0, k), 1.0))
-
-
-def negative_binomial(st: Stream, n: Any, p: Any) -> Any:
-    """Gamma--Poisson mixture: ``Poisson(Gamma(n) * (1 - p) / p)``."""
-    y = standard_gamma(st.sub(0), n) * ((1.0 - p) / p)
-    return poisson(st.sub(1), np.where(p >= 1.0, 0.0, y))
 
 
 def _hyper_sequential(st: Stream, good: Any, bad: Any, sample: Any) -> Any:

@@ -20,7 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from spmdarray.fusion.record import random_leaf
 from spmdarray.random import _continuous as C
+from spmdarray.random._choice import choice, permutation, permuted, shuffle
 from spmdarray.random._counter import (
     _MASK,
     Box,
@@ -33,6 +35,7 @@ from spmdarray.random._counter import (
     integers_array,
 )
 from spmdarray.random._distribution_methods import _ContinuousMethods, _DiscreteMethods
+from spmdarray.random._multivariate import dirichlet, multinomial, multivariate_hypergeometric, multivariate_normal
 from spmdarray.random._parameters import _SPECS, Size, _any, _check, _float_dtype, _int_arg, _is_dist, _param
 from spmdarray.routines.creation import _new, _shape
 
@@ -287,8 +290,6 @@ class Generator(_ContinuousMethods, _DiscreteMethods):
         """
         dt = _float_dtype("random", dtype)
         if size is not None and out is None and dt == np.float64 and type(self)._materialise is Generator._materialise:
-            from spmdarray.fusion.record import random_leaf
-
             # Deferred: the draws are computed inside the kernel that uses them
             # (None when fusion is off or the array is small: drawn now).
             x = random_leaf(_fold(self._seed, (self._draw, 0)), _shape(size, "size"), comm)
@@ -445,7 +446,6 @@ class Generator(_ContinuousMethods, _DiscreteMethods):
 
     def multinomial(self, n: Any, pvals: Any, size: Size = None, *, comm: Any = None):
         """See :func:`spmdarray.random._multivariate.multinomial`."""
-        from spmdarray.random._multivariate import multinomial
 
         return multinomial(self, n, pvals, size, comm)
 
@@ -461,7 +461,6 @@ class Generator(_ContinuousMethods, _DiscreteMethods):
         comm: Any = None,
     ):
         """See :func:`spmdarray.random._multivariate.multivariate_normal`."""
-        from spmdarray.random._multivariate import multivariate_normal
 
         return multivariate_normal(self, mean, cov, size, check_valid, tol, method, comm)
 
@@ -469,13 +468,11 @@ class Generator(_ContinuousMethods, _DiscreteMethods):
         self, colors: Any, nsample: int, size: Size = None, method: str = "marginals", *, comm: Any = None
     ):
         """See :func:`spmdarray.random._multivariate.multivariate_hypergeometric`."""
-        from spmdarray.random._multivariate import multivariate_hypergeometric
 
         return multivariate_hypergeometric(self, colors, nsample, size, method, comm)
 
     def dirichlet(self, alpha: Any, size: Size = None, *, comm: Any = None):
         """See :func:`spmdarray.random._multivariate.dirichlet`."""
-        from spmdarray.random._multivariate import dirichlet
 
         return dirichlet(self, alpha, size, comm)
 
@@ -503,25 +500,21 @@ class Generator(_ContinuousMethods, _DiscreteMethods):
         comm: Any = None,
     ):
         """See :func:`spmdarray.random._choice.choice`."""
-        from spmdarray.random._choice import choice
 
         return choice(self, a, size, replace, p, axis, shuffle, comm)
 
     def permutation(self, x: Any, axis: int = 0, *, comm: Any = None):
         """See :func:`spmdarray.random._choice.permutation`."""
-        from spmdarray.random._choice import permutation
 
         return permutation(self, x, axis, comm)
 
     def shuffle(self, x: Any, axis: int = 0) -> None:
         """See :func:`spmdarray.random._choice.shuffle`."""
-        from spmdarray.random._choice import shuffle
 
         shuffle(self, x, axis)
 
     def permuted(self, x: Any, *, axis: int | None = None, out: Any = None):
         """See :func:`spmdarray.random._choice.permuted`."""
-        from spmdarray.random._choice import permuted
 
         return permuted(self, x, axis, out)
 

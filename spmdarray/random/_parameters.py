@@ -13,8 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from spmdarray.core.array import ndarray
 from spmdarray.random import _continuous as C
 from spmdarray.random import _discrete as D
+from spmdarray.random import _mixtures as M
 
 Size = int | tuple[int, ...] | None
 
@@ -23,7 +25,6 @@ _POISSON_LAM_MAX = float(np.iinfo(np.int64).max - np.sqrt(np.iinfo(np.int64).max
 
 
 def _is_dist(x: Any) -> bool:
-    from spmdarray.core.array import ndarray
 
     return isinstance(x, ndarray)
 
@@ -113,7 +114,7 @@ _SPECS: dict[str, tuple[Any, tuple[str, ...], list[tuple[int, Any, str]], Any]] 
     ),
     "chisquare": (C.chisquare, ("df",), [(0, _nonpos, "df <= 0")], np.float64),
     "noncentral_chisquare": (
-        C.noncentral_chisquare,
+        M.noncentral_chisquare,
         (
             "df",
             "nonc",
@@ -131,7 +132,7 @@ _SPECS: dict[str, tuple[Any, tuple[str, ...], list[tuple[int, Any, str]], Any]] 
         np.float64,
     ),
     "noncentral_f": (
-        C.noncentral_f,
+        M.noncentral_f,
         (
             "dfnum",
             "dfden",
@@ -209,7 +210,7 @@ _SPECS: dict[str, tuple[Any, tuple[str, ...], list[tuple[int, Any, str]], Any]] 
         np.int64,
     ),
     "negative_binomial": (
-        D.negative_binomial,
+        M.negative_binomial,
         (
             "n",
             "p",

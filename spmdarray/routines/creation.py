@@ -13,9 +13,12 @@ import numpy as np
 
 from spmdarray.backend.backends import context
 from spmdarray.comm import allgather_object
-from spmdarray.core import elementwise as _engine
+from spmdarray.core import fetch as _fetch
+from spmdarray.core.array import ndarray
+from spmdarray.core.registry import HANDLED, provides
 from spmdarray.core.storage import Storage
-from spmdarray.decomposition import Layout, box_size
+from spmdarray.decomposition import Layout, box_size, unravel
+from spmdarray.engine import elementwise as _engine
 
 __all__ = [
     "arange",
@@ -59,7 +62,6 @@ def _order(order) -> None:
 
 
 def _new(shape, dtype, comm, fill=None, layout: Layout | None = None, backend=None):
-    from spmdarray.core.array import ndarray
 
     ctx = context(comm, backend)
     shape = _shape(shape)
@@ -104,12 +106,14 @@ def generate(shape, dtype, fill, comm=None, backend=None):
     return x
 
 
+@provides("empty")
 def empty(shape, dtype=float, order="C", *, comm=None, like=None, backend=None):
     """Uninitialised array.  Collective (no communication)."""
     _order(order)
     return _new(shape, dtype, comm, backend=backend)
 
 
+@provides("zeros")
 def zeros(shape, dtype=float, order="C", *, comm=None, like=None, backend=None):
     """Array of zeros.  Collective (no communication)."""
     _order(order)
@@ -125,7 +129,7 @@ def ones(shape, dtype=None, order="C", *, comm=None, like=None, backend=None):
 def full(shape, fill_value, dtype=None, order="C", *, comm=None, like=None, backend=None):
     """Array filled with ``fill_value``.  Collective (no communication)."""
     _order(order)
-    if _engine.is_distributed(fill_value):
+    if _fetch.is_distributed(fill_value):
         fill_value = fill_value._scalar() if fill_value.ndim == 0 else fill_value
     if dtype is None:
         dtype = np.array(fill_value).dtype
@@ -139,19 +143,21 @@ def full(shape, fill_value, dtype=None, order="C", *, comm=None, like=None, back
 
 def _like(a, dtype, shape, comm):
     if shape is not None and _shape(shape) != tuple(np.shape(a)):
-        ctx = a._st.ctx if _engine.is_distributed(a) else comm
+        ctx = a._st.ctx if _fetch.is_distributed(a) else comm
         return _shape(shape), None, ctx
-    if _engine.is_distributed(a):
+    if _fetch.is_distributed(a):
         return a.shape, a._layout, a._st.ctx
     return tuple(np.shape(a)), None, comm
 
 
+@provides("empty_like")
 def empty_like(a, dtype=None, order="K", subok=True, shape=None, *, comm=None, device=None):
     """Uninitialised array laid out like ``a``.  Collective (no communication)."""
     shp, lay, ctx = _like(a, dtype, shape, comm)
     return _new(shp, dtype or _dtype(a), ctx, layout=lay)
 
 
+@provides("zeros_like")
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, comm=None, device=None):
     """Zeros laid out like ``a``.  Collective (no communication)."""
     shp, lay, ctx = _like(a, dtype, shape, comm)
@@ -184,7 +190,7 @@ def array(obj, dtype=None, *, copy=True, order="K", subok=True, ndmin=0, like=No
     own block (no communication).  With a spmdarray array it copies (or,
     with ``copy=False``, returns it unchanged when the dtype matches).
     """
-    if _engine.is_distributed(obj):
+    if _fetch.is_distributed(obj):
         if backend is not None and context(obj._st.ctx.user_comm, backend).backend is not obj._st.be:
             return _to_backend(obj, backend, dtype)
         if comm is not None and context(comm, obj._st.be.name).comm is not obj._st.ctx.comm:
@@ -203,9 +209,9 @@ def array(obj, dtype=None, *, copy=True, order="K", subok=True, ndmin=0, like=No
     return x
 
 
+@provides("to_backend")
 def _to_backend(x, backend: str, dtype):
     """Copy of ``x`` with the same layout on another backend.  Collective, no communication."""
-    from spmdarray.core.array import ndarray
 
     ctx = context(x._st.ctx.user_comm, backend)
     out = ndarray._new(Storage(ctx, x._layout, np.dtype(dtype or x.dtype)), None)
@@ -354,7 +360,6 @@ def from_local(block, comm=None, *, grid=None):
         If the block extents do not tile a global array (same message on
         every rank).
     """
-    from spmdarray.core.array import ndarray
 
     device = not isinstance(block, (np.ndarray, np.generic, list, tuple, int, float, complex)) and hasattr(
         block, "__cuda_array_interface__"
@@ -383,7 +388,6 @@ def from_local(block, comm=None, *, grid=None):
     grid = tuple(grid)
     if len(grid) != nd or math.prod(grid) != ctx.size:
         raise ValueError(f"from_local: grid {grid} must have {nd} entries whose product is {ctx.size}")
-    from spmdarray.decomposition import unravel
 
     extents = []
     for a in range(nd):
@@ -400,3 +404,9 @@ def from_local(block, comm=None, *, grid=None):
     layout = Layout.from_extents(tuple(extents))
     st = Storage(ctx, layout, block.dtype, ghost=(0,) * nd, alloc=block)
     return ndarray._new(st, None)
+
+
+HANDLED[np.empty_like] = empty_like
+HANDLED[np.zeros_like] = zeros_like
+HANDLED[np.ones_like] = ones_like
+HANDLED[np.full_like] = full_like

@@ -14,8 +14,9 @@ import operator
 
 import numpy as np
 
-from spmdarray.routines.creation import asarray, generate, linspace
+from spmdarray.routines.creation import arange, asarray, generate, linspace
 from spmdarray.routines.manipulation.diagonals import diag_indices, mask_indices, tri, tril_indices, triu_indices
+from spmdarray.routines.manipulation.joining import stack
 
 __all__ = [
     "indices",
@@ -103,8 +104,6 @@ class _Grid:
             num_list += [start, stop, step]
         typ = np.result_type(*num_list)
         if self.sparse:
-            from spmdarray.routines.creation import arange
-
             nn = [arange(n, dtype=typ) for n in size]
         else:
             nn = indices(size, typ)
@@ -127,12 +126,10 @@ class _Grid:
             return tuple(out)
         if not res:
             return nn
-        from spmdarray.routines.manipulation.joining import stack
 
         return stack(res)
 
     def _one(self, key):
-        from spmdarray.routines.creation import arange
 
         step, stop, start = key.step, key.stop, key.start
         start = 0 if start is None else start

@@ -14,9 +14,17 @@ import math
 
 import numpy as np
 
-from spmdarray.core import elementwise as _engine
-from spmdarray.core.dispatch import implements
+from spmdarray.backend.backends import _cupy_module
+from spmdarray.core import fetch as _fetch
+from spmdarray.core.array import ndarray
+from spmdarray.core.conversion import text
+from spmdarray.core.registry import implements, provides
 from spmdarray.core.storage import Storage
+from spmdarray.decomposition import Layout, block_bounds
+from spmdarray.engine import elementwise as _engine
+from spmdarray.routines.creation import _new, asarray, from_local, ones_like, zeros_like
+from spmdarray.routines.manipulation.shape import redistribute
+from spmdarray.routines.reductions import normalize_axes
 
 __all__ = ["part_view", "Flags", "flags_of", "from_dlpack", "asarray_chkfinite", "isfortran"]
 
@@ -40,7 +48,7 @@ def _local(fn, **kw):
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     """Distributed ``numpy.nan_to_num``; ``copy=False`` replaces in place.  Collective."""
     f = _local(np.nan_to_num, nan=nan, posinf=posinf, neginf=neginf)
-    if not _engine.is_distributed(x):
+    if not _fetch.is_distributed(x):
         return np.nan_to_num(x, copy=copy, nan=nan, posinf=posinf, neginf=neginf)
     if not copy:
         if x.dtype.kind in "fc":
@@ -58,9 +66,7 @@ def fix(x, out=None):
 @implements(np.iscomplex)
 def iscomplex(x):
     """Distributed ``numpy.iscomplex`` (nonzero imaginary part).  Collective."""
-    if _engine.is_distributed(x) and x.dtype.kind != "c":
-        from spmdarray.routines.creation import zeros_like
-
+    if _fetch.is_distributed(x) and x.dtype.kind != "c":
         return zeros_like(x, dtype=bool)
     return _engine.elementwise(np.not_equal, [imag(x), 0])
 
@@ -68,9 +74,7 @@ def iscomplex(x):
 @implements(np.isreal)
 def isreal(x):
     """Distributed ``numpy.isreal`` (zero imaginary part).  Collective."""
-    if _engine.is_distributed(x) and x.dtype.kind != "c":
-        from spmdarray.routines.creation import ones_like
-
+    if _fetch.is_distributed(x) and x.dtype.kind != "c":
         return ones_like(x, dtype=bool)
     return _engine.elementwise(np.equal, [imag(x), 0])
 
@@ -133,6 +137,7 @@ def real_if_close(a, tol=100):
     return a
 
 
+@provides("byteswap")
 def byteswap(x, inplace: bool = False):
     """``x.byteswap(inplace)``: each rank swaps its block (device blocks through the host).
 
@@ -163,7 +168,7 @@ def min_scalar_type(a):
 @implements(np.common_type)
 def common_type(*arrays):
     """``numpy.common_type`` (reads dtypes only).  Not collective."""
-    return np.common_type(*(np.empty(0, x.dtype) if _engine.is_distributed(x) else x for x in arrays))
+    return np.common_type(*(np.empty(0, x.dtype) if _fetch.is_distributed(x) else x for x in arrays))
 
 
 @implements(np.astype)
@@ -215,8 +220,8 @@ def _progressions_meet(a, b, exact: bool) -> bool:
 
 
 def _overlap(a, b, exact: bool) -> bool:
-    if not (_engine.is_distributed(a) and _engine.is_distributed(b)):
-        d = a if _engine.is_distributed(a) else b
+    if not (_fetch.is_distributed(a) and _fetch.is_distributed(b)):
+        d = a if _fetch.is_distributed(a) else b
         other = b if d is a else a
         fn = np.shares_memory if exact else np.may_share_memory
         try:
@@ -315,6 +320,7 @@ class Flags:
         return "\n".join(f"  {n} : {self[n]}" for n in names) + "\n"
 
 
+@provides("flags_of")
 def flags_of(x) -> Flags:
     """The :class:`Flags` of ``x``.  Not collective."""
     m = x._map
@@ -337,7 +343,7 @@ def isfortran(a):
 
     NumPy arrays and other objects go to ``numpy.isfortran`` (it does not dispatch).
     """
-    if not _engine.is_distributed(a):
+    if not _fetch.is_distributed(a):
         return np.isfortran(a)
     return flags_of(a).fnc
 
@@ -361,9 +367,9 @@ class _PartStorage(Storage):
         self._parent.version = v
 
 
+@provides("part_view")
 def part_view(x, part: str):
     """``x.real``/``x.imag`` of a complex distributed array as a writable view.  Not collective."""
-    from spmdarray.core.array import ndarray
 
     parent, _ = _root(x._st)
     st = object.__new__(_PartStorage)
@@ -381,7 +387,6 @@ def part_view(x, part: str):
 
 # ------------------------------------------------------------------- text
 def _text(fn, a, opts: dict):
-    from spmdarray.core.conversion import text
 
     given = {k: v for k, v in opts.items() if v is not None}
     with np.printoptions(**given):
@@ -420,8 +425,6 @@ def array_str(a, max_line_width=None, precision=None, suppress_small=None):
 # --------------------------------------------------------------- bit packs
 def _regrid(x, axis: int, bounds_of):
     """``x`` redistributed so that the blocks along ``axis`` follow ``bounds_of(intervals)``."""
-    from spmdarray.decomposition import Layout
-    from spmdarray.routines.manipulation.shape import redistribute
 
     lay = x._layout
     iv = lay.intervals[axis]
@@ -433,8 +436,6 @@ def _regrid(x, axis: int, bounds_of):
 
 
 def _bitwise_out(x, axis: int, n_out: int, out_bounds, local_fn, dtype):
-    from spmdarray.core.array import ndarray
-    from spmdarray.decomposition import Layout
 
     lay = x._layout
     new = list(lay.intervals)
@@ -458,7 +459,6 @@ def _on_host(x, fn, **kw):
 
 
 def _axis_arg(a, axis, name):
-    from spmdarray.routines.reductions import normalize_axes
 
     if not np.issubdtype(a.dtype, np.integer) and a.dtype != bool:
         raise TypeError(f"Expected an input array of integer or boolean data type ({name})")
@@ -475,7 +475,6 @@ def packbits(a, /, axis=None, bitorder="big"):
     The blocks along ``axis`` are first re-cut at multiples of 8 (moving
     at most 7 elements per block boundary), then each rank packs its block.
     """
-    from spmdarray.decomposition import block_bounds
 
     if bitorder not in ("big", "little"):
         raise ValueError("'order' must be either 'little' or 'big'")
@@ -514,7 +513,6 @@ def unpackbits(a, /, axis=None, count=None, bitorder="big"):
     key = tuple(slice(0, min(keep, 8 * n)) if d == ax else slice(None) for d in range(res.ndim))
     if keep <= 8 * n:
         return res[key].copy()
-    from spmdarray.routines.creation import _new
 
     shape = tuple(keep if d == ax else s for d, s in enumerate(res.shape))
     out = _new(shape, np.uint8, res._st.ctx, fill=0)
@@ -528,7 +526,6 @@ def asarray_chkfinite(a, dtype=None, order=None, *, comm=None):
 
     Collective (one all-reduce of a bool for float and complex arrays).
     """
-    from spmdarray.routines.creation import asarray
 
     x = asarray(a, dtype=dtype, comm=comm)
     if x.dtype.kind in "fc" and not bool(_engine.elementwise(np.isfinite, [x]).all()):
@@ -545,15 +542,12 @@ def from_dlpack(x, /, *, device=None, copy=None):
     axis 0 in rank order; no copy unless ``copy=True``).  A spmdarray array
     is returned as is (a copy with ``copy=True``).
     """
-    from spmdarray.routines.creation import from_local
 
-    if _engine.is_distributed(x):
+    if _fetch.is_distributed(x):
         out = x.copy() if copy else x
         return out if device is None else out.to_device(device)
     dev = x.__dlpack_device__()[0] if hasattr(x, "__dlpack_device__") else 1
     if dev in (2, 3, 10, 13):  # CUDA, CUDA host, ROCm, CUDA managed
-        from spmdarray.backend.backends import _cupy_module
-
         block = _cupy_module().from_dlpack(x)
         if copy:
             block = block.copy()

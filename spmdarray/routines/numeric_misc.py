@@ -26,15 +26,24 @@ import warnings
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
-from spmdarray.core import elementwise as _engine
-from spmdarray.core.dispatch import copyto, implements
+from spmdarray.comm import allgather_object
+from spmdarray.core import fetch as _fetch
+from spmdarray.core.array import ndarray
+from spmdarray.core.registry import implements
+from spmdarray.core.storage import Storage
+from spmdarray.decomposition import Layout
+from spmdarray.engine import elementwise as _engine
+from spmdarray.routines.creation import array, generate, ones, zeros, zeros_like
+from spmdarray.routines.elementwise_functions import copyto
+from spmdarray.routines.manipulation.pencil import pencil_layout, to_pencil
+from spmdarray.routines.manipulation.shape import redistribute
+from spmdarray.routines.scans import cumsum, diff
 
 __all__ = ["bartlett", "blackman", "hamming", "hanning", "kaiser", "poly", "roots", "vander"]
 
 
 # ------------------------------------------------------------------ windows
 def _window(M, formula, comm, backend):
-    from spmdarray.routines.creation import generate, ones, zeros
 
     values = np.array([0.0, M])
     dt = values.dtype
@@ -82,7 +91,6 @@ def hanning(M, *, comm=None, backend=None):
 
 def kaiser(M, beta, *, comm=None, backend=None):
     """Distributed ``numpy.kaiser`` window.  Collective, no communication."""
-    from spmdarray.routines.creation import generate, ones
 
     values = np.array([0.0, M, beta])
     dt = values.dtype
@@ -129,7 +137,7 @@ def sinc(x):
 
 def _small(v):
     """A small (replicated) argument as a NumPy array."""
-    return np.asarray(v) if _engine.is_distributed(v) else v
+    return np.asarray(v) if _fetch.is_distributed(v) else v
 
 
 @implements(np.interp)
@@ -141,7 +149,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     small.
     """
     xp_h, fp_h = np.asarray(_small(xp)), np.asarray(_small(fp))
-    if not _engine.is_distributed(x):
+    if not _fetch.is_distributed(x):
         return np.interp(x, xp_h, fp_h, left, right, period)
     be = x._st.be
     dev = {}
@@ -165,7 +173,6 @@ def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
     only edge cells.  The prefix sum adds per-rank partial sums, so results
     may differ from NumPy's in the last bits.
     """
-    from spmdarray.routines.scans import cumsum, diff
 
     nd = p.ndim
     axis = normalize_axis_index(axis, nd)
@@ -228,7 +235,6 @@ def trim_zeros(filt, trim="fb", axis=None):
 # --------------------------------------------------------------- polynomials
 def _wrap_like(ref, res):
     """A NumPy result as a distributed array on ``ref``'s communicator (each rank keeps its block)."""
-    from spmdarray.routines.creation import array
 
     if isinstance(res, np.ndarray):
         return array(res, comm=ref._st.ctx.user_comm, backend=ref._st.be.name)
@@ -239,7 +245,7 @@ def _replicated(func):
     """``func`` computed by NumPy on small arguments held whole on every rank."""
 
     def impl(*args, **kwargs):
-        ref = next((v for v in (*args, *kwargs.values()) if _engine.is_distributed(v)), None)
+        ref = next((v for v in (*args, *kwargs.values()) if _fetch.is_distributed(v)), None)
         res = func(*(_small(a) for a in args), **{k: _small(v) for k, v in kwargs.items()})
         if ref is None:
             return res
@@ -273,9 +279,8 @@ def polyval(p, x):
     Collective (no communication besides gathering a distributed ``p``).
     """
     p = np.asarray(_small(p))
-    if not _engine.is_distributed(x):
+    if not _fetch.is_distributed(x):
         return np.polyval(p, x)
-    from spmdarray.routines.creation import zeros_like
 
     y = zeros_like(x)
     for pv in p:
@@ -285,11 +290,9 @@ def polyval(p, x):
 
 def _local_rows(v, lay, ctx):
     """This rank's rows of ``v`` (distributed or NumPy) for the 1-D row layout ``lay``, on the host."""
-    from spmdarray.decomposition import Layout
-    from spmdarray.routines.manipulation.shape import redistribute
 
     lo, hi = lay.block(ctx.rank)[0]
-    if not _engine.is_distributed(v):
+    if not _fetch.is_distributed(v):
         return np.asarray(v)[lo:hi]
     rl = Layout(v.shape, lay.dims, (0,), (None,), (lay.intervals[0],) + (None,) * (v.ndim - 1))
     r = redistribute(v, rl)
@@ -307,14 +310,10 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     back as distributed arrays built from the same values on every rank.
     Results agree with NumPy's up to rounding.
     """
-    from spmdarray.comm import allgather_object
-    from spmdarray.decomposition import Layout
-    from spmdarray.routines.creation import array
-    from spmdarray.routines.manipulation.shape import redistribute
 
-    ref = next(v for v in (x, y, w) if _engine.is_distributed(v))
+    ref = next(v for v in (x, y, w) if _fetch.is_distributed(v))
     ctx = ref._st.ctx
-    if not _engine.is_distributed(x):
+    if not _fetch.is_distributed(x):
         x = array(np.asarray(x), comm=ctx.user_comm, backend=ref._st.be.name)
     order = int(deg) + 1
     xdt = np.result_type(x.dtype, 0.0)
@@ -395,12 +394,8 @@ def vander(x, N=None, increasing=False, *, comm=None, backend=None):
     is redistributed to the row blocks (a NumPy ``x`` is split with no
     communication).
     """
-    from spmdarray.core.array import ndarray
-    from spmdarray.core.pencil import pencil_layout
-    from spmdarray.core.storage import Storage
-    from spmdarray.routines.creation import array
 
-    if not _engine.is_distributed(x):
+    if not _fetch.is_distributed(x):
         x = array(np.asarray(x), comm=comm, backend=backend)
     if x.ndim != 1:
         raise ValueError("x must be a one-dimensional array or sequence.")
@@ -432,12 +427,6 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     shape: at most two redistributions.  ``func1d`` must give the same shape
     and dtype on every line (as NumPy requires).
     """
-    from spmdarray.comm import allgather_object
-    from spmdarray.core.array import ndarray
-    from spmdarray.core.pencil import to_pencil
-    from spmdarray.core.storage import Storage
-    from spmdarray.decomposition import Layout
-    from spmdarray.routines.manipulation.shape import redistribute
 
     nd = arr.ndim
     axis = normalize_axis_index(axis, nd)
@@ -511,18 +500,17 @@ def piecewise(x, condlist, funclist, *args, **kw):
     distributed ``x`` (it must be elementwise) and its values are kept where
     its condition holds; NumPy calls it with only the selected elements.
     """
-    from spmdarray.routines.creation import zeros_like
 
     n2 = len(funclist)
     if (
-        _engine.is_distributed(condlist)
+        _fetch.is_distributed(condlist)
         or np.isscalar(condlist)
-        or (not isinstance(condlist[0], (list, np.ndarray)) and not _engine.is_distributed(condlist[0]) and x.ndim != 0)
+        or (not isinstance(condlist[0], (list, np.ndarray)) and not _fetch.is_distributed(condlist[0]) and x.ndim != 0)
     ):
         condlist = [condlist]
     conds = []
     for c in condlist:
-        if _engine.is_distributed(c):
+        if _fetch.is_distributed(c):
             conds.append(c if c.dtype == bool else c.astype(bool))
         else:
             conds.append(np.asarray(c, dtype=bool))

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from spmdarray.core.dispatch import REPLICATED
+from spmdarray.core.registry import REPLICATED
+from spmdarray.routines.creation import array
 
 __all__ = ["fromiter", "frombuffer", "fromstring", "fromfile", "loadtxt", "genfromtxt", "fromregex"]
 
 
 def _distributed(parsed: np.ndarray, comm):
-    from spmdarray.routines.creation import array
 
     return array(parsed, comm=comm)
 

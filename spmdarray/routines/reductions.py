@@ -17,10 +17,16 @@ import numpy as np
 
 from spmdarray.backend.backends import backend_of
 from spmdarray.comm import allgather_blocks, reduce_bcast
-from spmdarray.core import elementwise as _engine
-from spmdarray.core.storage import Storage, config
+from spmdarray.core import fetch as _fetch
+from spmdarray.core.array import ndarray
+from spmdarray.core.fetch import is_distributed
+from spmdarray.core.registry import HANDLED, implements, provides
+from spmdarray.core.storage import Storage
 from spmdarray.decomposition import Layout, ravel, unravel
+from spmdarray.engine import elementwise as _engine
 from spmdarray.fusion import record as _fusion
+from spmdarray.routines.creation import array
+from spmdarray.settings import config
 
 __all__ = ["reduce", "argreduce", "normalize_axes"]
 
@@ -34,6 +40,7 @@ _COMBINE = {
 }
 
 
+@provides("normalize_axes")
 def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
     """NumPy's axis normalisation, with NumPy's ``AxisError``.  Not collective."""
     if axis is None:
@@ -193,7 +200,6 @@ def _identity(name: str, shape, dtype: np.dtype) -> np.ndarray:
 
 def _finish(ctx, rlay: Layout, local, dtype, axes, keepdims, out, ndim_in):
     """Wrap the combined local block as a result, a scalar, or into ``out``."""
-    from spmdarray.core.array import ndarray
 
     if not keepdims:
         final = [a for a in range(ndim_in) if a not in axes]
@@ -217,6 +223,7 @@ def _drop_axes(rlay: Layout, axes) -> Layout:
     return rlay.take_axes(tuple(a for a in range(len(rlay.shape)) if a not in axes))
 
 
+@provides("reduce")
 def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, initial=np._NoValue, where=True):
     """NumPy reduction ``name`` over a distributed array.
 
@@ -241,7 +248,7 @@ def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, ini
             raise TypeError(f"{name}() got an unexpected keyword argument 'initial'")
         kw["initial"] = initial
     res_dtype = _probe(npfn, x, axes, keepdims=keepdims, **kw).dtype  # NumPy's errors
-    if out is not None and not _engine.is_distributed(out):
+    if out is not None and not _fetch.is_distributed(out):
         raise TypeError(f"out= must be a spmdarray array, got {type(out).__name__}")
     if name in _COMBINE:
         rlay, local, dt = _partial_reduce(name, x, axes, dtype if name in ("sum", "prod") else None, initial)
@@ -264,7 +271,6 @@ def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, ini
             local = np.true_divide(s, count) if count else np.full_like(s, np.nan)
         return _finish(ctx, rlay, _cast(local, res_dtype), res_dtype, axes, keepdims, out, x.ndim)
     # var / std: two passes, as NumPy does
-    from spmdarray.core.array import ndarray
 
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_local = np.true_divide(s, count) if count else np.full_like(s, np.nan)
@@ -308,6 +314,7 @@ def _local_arg(be, npfn, loc, axis):
     return res
 
 
+@provides("argreduce")
 def argreduce(name, x, axis=None, out=None, keepdims=False):
     """Distributed ``argmin``/``argmax``.  Collective.
 
@@ -344,7 +351,6 @@ def argreduce(name, x, axis=None, out=None, keepdims=False):
         res = np.int64(gis[order][int(npfn(vals[order]))])
         if keepdims:
             res_arr = np.full((1,) * x.ndim, res)
-            from spmdarray.routines.creation import array
 
             r = array(res_arr, comm=ctx)
             if out is not None:
@@ -391,3 +397,57 @@ def argreduce(name, x, axis=None, out=None, keepdims=False):
     pick = np.expand_dims(npfn(vals, axis=0), 0)
     local = np.take_along_axis(gis, pick, 0)[0]
     return _finish(ctx, rlay, local, np.dtype(np.int64), (ax,), keepdims, out, x.ndim)
+
+
+# ------------------------------------------------ NumPy functions (__array_function__)
+def _reg_reduction(name):
+    def impl(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        if not is_distributed(a):
+            return getattr(np, name)(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
+        if name in ("min", "max", "any", "all"):
+            if dtype is not None:
+                raise TypeError(f"{name}() got an unexpected keyword argument 'dtype'")
+            return reduce(name, a, axis=axis, out=out, keepdims=keepdims, **kw)
+        return reduce(name, a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
+
+    impl.__name__ = name
+    impl.__doc__ = f"Distributed ``numpy.{name}``.  Collective."
+    return impl
+
+
+def _minmax_sig(name):
+    def impl(a, axis=None, out=None, keepdims=False, **kw):
+        return reduce(name, a, axis=axis, out=out, keepdims=keepdims, **kw)
+
+    impl.__name__ = name
+    return impl
+
+
+for _n in ("sum", "prod", "mean"):
+    implements(getattr(np, _n))(_reg_reduction(_n))
+for _n in ("min", "max", "any", "all"):
+    implements(getattr(np, _n))(_minmax_sig(_n))
+implements(np.amin)(_minmax_sig("min"))
+implements(np.amax)(_minmax_sig("max"))
+
+
+def _vs(name):
+    def impl(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+        return reduce(name, a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kw)
+
+    impl.__name__ = name
+    return impl
+
+
+HANDLED[np.var] = _vs("var")
+HANDLED[np.std] = _vs("std")
+
+
+@implements(np.argmin)
+def _argmin(a, axis=None, out=None, *, keepdims=False):
+    return argreduce("argmin", a, axis, out, keepdims)
+
+
+@implements(np.argmax)
+def _argmax(a, axis=None, out=None, *, keepdims=False):
+    return argreduce("argmax", a, axis, out, keepdims)

@@ -14,8 +14,17 @@ import operator
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
-from spmdarray.core import elementwise as _engine
-from spmdarray.core.dispatch import accumulate, copyto, implements
+from spmdarray.comm import allgather_blocks
+from spmdarray.core import fetch as _fetch
+from spmdarray.core.registry import implements, provides
+from spmdarray.decomposition import box_size
+from spmdarray.engine import elementwise as _engine
+from spmdarray.engine.dispatch import REDUCE_NAMES
+from spmdarray.engine.elementwise import assign
+from spmdarray.routines.creation import empty_like, full
+from spmdarray.routines.elementwise_functions import copyto
+from spmdarray.routines.manipulation.joining import concatenate
+from spmdarray.routines.reductions import _group, normalize_axes
 
 __all__ = [
     "cumsum",
@@ -52,12 +61,14 @@ def _scan(ufunc, a, axis, dtype, out):
 
 
 @implements(np.cumsum)
+@provides("cumsum")
 def cumsum(a, axis=None, dtype=None, out=None):
     """Cumulative sum, a prefix scan across ranks.  Collective."""
     return _scan(np.add, a, axis, dtype, out)
 
 
 @implements(np.cumprod)
+@provides("cumprod")
 def cumprod(a, axis=None, dtype=None, out=None):
     """Cumulative product, a prefix scan across ranks.  Collective."""
     return _scan(np.multiply, a, axis, dtype, out)
@@ -95,8 +106,6 @@ def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
         raise ValueError("diff requires input that is at least one dimensional")
     axis = normalize_axis_index(axis, a.ndim)
     if prepend is not np._NoValue or append is not np._NoValue:
-        from spmdarray.routines.manipulation.joining import concatenate
-
         parts = []
         for extra in (prepend, None, append):
             if extra is None:
@@ -122,14 +131,13 @@ def ediff1d(ary, to_end=None, to_begin=None):
     d = _engine.elementwise(np.subtract, [flat[1:], flat[:-1]])
     if to_end is None and to_begin is None:
         return d
-    from spmdarray.routines.manipulation.joining import concatenate
 
     parts = []
     for extra, name in ((to_begin, "to_begin"), (d, None), (to_end, "to_end")):
         if name is None:
             parts.append(d)
         elif extra is not None:
-            extra = extra if _engine.is_distributed(extra) else np.asanyarray(extra)
+            extra = extra if _fetch.is_distributed(extra) else np.asanyarray(extra)
             if not np.can_cast(extra.dtype, ary.dtype, casting="same_kind"):
                 raise TypeError(f"dtype of `{name}` must be compatible with input `ary` under the `same_kind` rule.")
             parts.append(extra.ravel())
@@ -143,7 +151,6 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     Collective.  Scalar sample distances only; coordinate arrays raise
     ``NotImplementedError``.
     """
-    from spmdarray.routines.creation import empty_like
 
     axes = tuple(range(f.ndim)) if axis is None else normalize_axis_tuple(axis, f.ndim)
     n = len(axes)
@@ -199,8 +206,6 @@ def _cumulative(ufunc, name, x, axis, dtype, out, include_initial):
         return accumulate(ufunc, x, axis=axis, dtype=_scan_dtype(x, dtype), out=out)
     # The identity (0 or 1) first along ``axis``, then the scan: one distributed
     # concatenate, which moves each rank's block at most to its neighbour.
-    from spmdarray.routines.creation import full
-    from spmdarray.routines.manipulation.joining import concatenate
 
     ax = normalize_axis_index(axis, x.ndim)
     scan = accumulate(ufunc, x, axis=ax, dtype=_scan_dtype(x, dtype))
@@ -242,3 +247,60 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     else:
         d = np.diff(x, axis=axis)
     return np.add.reduce(d * (y[hi] + y[lo]) / 2.0, axis)
+
+
+@provides("accumulate")
+def accumulate(ufunc, x, axis=0, dtype=None, out=None):
+    """``ufunc.accumulate`` along one axis: a prefix scan across ranks.  Collective.
+
+    Each rank scans its block, the ranks along the scanned grid axis
+    all-gather their last slices, and each adds the carry of the ranks before
+    it.  Only associative ufuncs are supported.
+    """
+
+    if ufunc not in REDUCE_NAMES:
+        raise NotImplementedError(f"numpy.{ufunc.__name__}.accumulate (only associative ufuncs)")
+    (ax,) = normalize_axes(axis, x.ndim)
+    dt = ufunc.accumulate(np.ones((1,) * x.ndim, x.dtype), axis=ax, dtype=dtype).dtype
+
+    res = empty_like(x, dtype=dt)
+    ctx = x._st.ctx
+    lay = x._layout
+    b = lay.block(ctx.rank)
+    be = x._st.be
+    loc = _local_accumulate(be, ufunc, x.local, ax, dt) if box_size(b) else be.empty(res.local.shape, dt)
+    k = lay.grid_axis_of(ax)
+    if k is not None and lay.dims[k] > 1:
+        members = _group(lay, (k,), ctx.rank)
+        tail_shape = lambda r: tuple(1 if a == ax else hi - lo for a, (lo, hi) in enumerate(lay.block(r)))  # noqa: E731
+        has = lambda r: lay.owned_size(r) > 0  # noqa: E731
+        shapes = [tail_shape(m) if has(m) else (0,) * x.ndim for m in members]
+        mine = be.to_host(np.take(loc, [-1], axis=ax)) if has(ctx.rank) else np.empty((0,) * x.ndim, dt)
+        tails = [be.asarray(t) for t in allgather_blocks(ctx.sub(lay.dims, (k,)), np.ascontiguousarray(mine), shapes)]
+        if has(ctx.rank):
+            before = sorted(
+                (lay.block(m)[ax][0], i) for i, m in enumerate(members) if has(m) and lay.block(m)[ax][0] < b[ax][0]
+            )
+            carry = None
+            for _, i in before:
+                carry = tails[i] if carry is None else ufunc(carry, tails[i])
+            if carry is not None:
+                loc = ufunc(carry, loc).astype(dt, copy=False)
+    if box_size(b):
+        res.local[...] = loc
+    if out is not None:
+        assign(out, res)
+        return out
+    return res
+
+
+def _local_accumulate(be, ufunc, block, axis: int, dtype):
+    """``ufunc.accumulate`` of this rank's block, on its device.
+
+    CuPy accumulates only ``add`` and ``multiply`` (``cumsum``/``cumprod``);
+    other ufuncs scan a host copy of the block (this rank's block only, never
+    a gather) and copy the result back.
+    """
+    if be.is_device and ufunc not in (np.add, np.multiply):
+        return be.asarray(ufunc.accumulate(be.to_host(block), axis=axis, dtype=dtype))
+    return ufunc.accumulate(block, axis=axis, dtype=dtype)

@@ -32,10 +32,15 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from spmdarray.backend.backends import backend_of
 from spmdarray.comm import allgather_blocks, allgather_counts, alltoallv
-from spmdarray.core import elementwise as _engine
-from spmdarray.core.dispatch import implements
+from spmdarray.core import fetch as _fetch
+from spmdarray.core.array import ndarray
+from spmdarray.core.registry import implements
 from spmdarray.core.storage import Storage
 from spmdarray.decomposition import Layout
+from spmdarray.engine import elementwise as _engine
+from spmdarray.routines.creation import array, from_local
+from spmdarray.routines.manipulation.joining import concatenate
+from spmdarray.routines.manipulation.shape import redistribute
 
 __all__ = [
     "sort",
@@ -67,7 +72,6 @@ def _check_kind(kind) -> None:
 
 def balanced(x):
     """``x`` in the balanced layout of its shape (a copy only when needed).  Collective."""
-    from spmdarray.routines.manipulation.shape import redistribute
 
     lay = Layout.balanced(x.shape, x._st.ctx.size)
     return x if x._layout == lay else redistribute(x, lay)
@@ -75,7 +79,6 @@ def balanced(x):
 
 def _wrap(ctx, lay: Layout, dtype, local):
     """A new array of layout ``lay`` whose block is ``local`` (host or device)."""
-    from spmdarray.core.array import ndarray
 
     st = Storage(ctx, lay, dtype)
     res = ndarray._new(st, None)
@@ -86,7 +89,6 @@ def _wrap(ctx, lay: Layout, dtype, local):
 
 def from_pieces(ctx, piece: np.ndarray):
     """1-D array made of each rank's ``piece`` in rank order, then balanced.  Collective."""
-    from spmdarray.routines.creation import from_local
 
     be = backend_of(ctx)
     x = from_local(be.asarray(np.ascontiguousarray(piece)), ctx)
@@ -416,12 +418,12 @@ def lexsort(keys, axis=-1):
     if len(shape) != 1:
         raise NotImplementedError("numpy.lexsort of N-D keys in spmdarray (1-D keys only)")
     normalize_axis_index(axis, 1)
-    ref = next(k for k in keys if _engine.is_distributed(k))
+    ref = next(k for k in keys if _fetch.is_distributed(k))
     ctx = ref._st.ctx
     lay = Layout.balanced(shape, ctx.size)
     blocks = []
     for k in keys:
-        if _engine.is_distributed(k):
+        if _fetch.is_distributed(k):
             blocks.append(k._st.be.to_host(balanced(k).local).reshape(-1))
         else:
             lo, hi = lay.block(ctx.rank)[0]
@@ -449,7 +451,6 @@ def _row_run(ar, axis):
 
     Returns (rows, global slice indices, offset, counts, shape of one slice).
     """
-    from spmdarray.routines.manipulation.shape import redistribute
 
     (axis,) = normalize_axis_tuple(axis, ar.ndim) if ar.ndim else (None,)
     if axis is None:
@@ -538,8 +539,6 @@ def unique(
     if axis is None:
         res = [from_pieces(ctx, v[starts])]
     else:
-        from spmdarray.routines.creation import from_local
-
         rows = from_local(backend_of(ctx).asarray(np.ascontiguousarray(v[starts])), ctx)
         rows = rows.reshape((rows.shape[0],) + rec_shape)
         res = [np.moveaxis(rows, 0, axis)]
@@ -598,15 +597,14 @@ def unique_all(x):
 # ------------------------------------------------------------ set operations
 def _dist(x, ctx):
     """``x`` as a distributed 1-D array on ``ctx`` (a NumPy input is split, not gathered)."""
-    if _engine.is_distributed(x):
+    if _fetch.is_distributed(x):
         return x.ravel()
-    from spmdarray.routines.creation import array
 
     return array(np.asarray(x).ravel(), comm=ctx)
 
 
 def _ctx(*xs):
-    return next(x for x in xs if _engine.is_distributed(x))._st.ctx
+    return next(x for x in xs if _fetch.is_distributed(x))._st.ctx
 
 
 def _select(x, mask):
@@ -702,13 +700,12 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
 
 
 def _dtype(x):
-    return x.dtype if _engine.is_distributed(x) else np.asarray(x).dtype
+    return x.dtype if _fetch.is_distributed(x) else np.asarray(x).dtype
 
 
 @implements(np.union1d)
 def union1d(ar1, ar2):
     """Sorted unique values of both inputs.  Collective."""
-    from spmdarray.routines.manipulation.joining import concatenate
 
     ctx = _ctx(ar1, ar2)
     return unique(concatenate([_dist(ar1, ctx), _dist(ar2, ctx)]))
@@ -725,7 +722,6 @@ def setdiff1d(ar1, ar2, assume_unique=False):
 @implements(np.setxor1d)
 def setxor1d(ar1, ar2, assume_unique=False):
     """Sorted values in exactly one of the inputs.  Collective."""
-    from spmdarray.routines.manipulation.joining import concatenate
 
     ctx = _ctx(ar1, ar2)
     a = _dist(ar1, ctx) if assume_unique else unique(_dist(ar1, ctx))

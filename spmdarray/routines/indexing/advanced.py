@@ -21,14 +21,17 @@ import operator
 import numpy as np
 
 from spmdarray.comm import allgather_object
-from spmdarray.core import elementwise as _engine
+from spmdarray.core import fetch as _fetch
+from spmdarray.core.array import ndarray
+from spmdarray.core.registry import provides
 from spmdarray.decomposition import Layout, normalize_key
-from spmdarray.routines.indexing import functions as _index_functions
-from spmdarray.routines.indexing.functions import *  # noqa: F403  (re-exported: first defined here)
-from spmdarray.routines.indexing.functions import nonzero
+from spmdarray.engine import elementwise as _engine
+from spmdarray.routines.creation import _new
+from spmdarray.routines.indexing.nonzero import nonzero
 from spmdarray.routines.indexing.routing import _INTP, _block_of, _flat_nonzero, _gather, _scatter, _where_copy, _wrap
+from spmdarray.routines.manipulation.shape import _flat_of_box
 
-__all__ = ["getitem", "setitem", *_index_functions.__all__]
+__all__ = ["getitem", "setitem"]
 
 
 # ----------------------------------------------------------- key parsing
@@ -52,7 +55,7 @@ def _classify(k):
         return "slice", k
     if isinstance(k, (bool, np.bool_)):
         return "bool0", bool(k)
-    if _engine.is_distributed(k):
+    if _fetch.is_distributed(k):
         if k.dtype == bool:
             return ("bool0", bool(k)) if k.ndim == 0 else ("mask", k)
         if k.dtype.kind in "iu":
@@ -84,7 +87,6 @@ def _parse(x, key, nonzero_masks: bool = True) -> _Parsed:
     the bounds check; masks also run ``nonzero``, unless ``nonzero_masks`` is False:
     then the mask axes get no index arrays and the result shape is unknown).
     """
-    from spmdarray.core.array import ndarray
 
     if not isinstance(key, tuple):
         key = (key,)
@@ -129,7 +131,7 @@ def _parse(x, key, nonzero_masks: bool = True) -> _Parsed:
             ax += 1
         elif kind == "arr":
             n = x.shape[ax]
-            if _engine.is_distributed(obj):
+            if _fetch.is_distributed(obj):
                 dist_checks.append((obj, ax, n))
             elif obj.size:
                 lo, hi = int(obj.min()), int(obj.max())
@@ -151,7 +153,7 @@ def _parse(x, key, nonzero_masks: bool = True) -> _Parsed:
             if not nonzero_masks:
                 idx = [np.zeros(0, _INTP)] * k
             else:
-                idx = nonzero(obj) if _engine.is_distributed(obj) else np.nonzero(obj)
+                idx = nonzero(obj) if _fetch.is_distributed(obj) else np.nonzero(obj)
             for j in range(k):
                 basic.append(slice(None))
                 adv[vax + j] = (idx[j], x.shape[ax + j])
@@ -225,6 +227,7 @@ def _mask_only(p: _Parsed) -> bool:
     return len(p.masks) == 1 and len(p.adv) == p.masks[0][0].ndim and not p.ints
 
 
+@provides("getitem")
 def getitem(x, key):
     """``x[key]`` for a key with integer arrays or boolean masks.  Collective.
 
@@ -232,10 +235,9 @@ def getitem(x, key):
     laid out balanced; a lone distributed mask of ``x``'s shape gives a 1-D
     result split in C order like ``nonzero``'s.
     """
-    from spmdarray.routines.creation import _new
 
     k = key[0] if isinstance(key, tuple) and len(key) == 1 else key
-    if _engine.is_distributed(k) and k.dtype == bool and k.ndim == x.ndim and k.ndim > 0:
+    if _fetch.is_distributed(k) and k.dtype == bool and k.ndim == x.ndim and k.ndim > 0:
         if k.shape != x.shape:
             _parse(x, key)  # raises NumPy's IndexError
         flat, counts = _flat_nonzero(k)
@@ -252,22 +254,22 @@ def getitem(x, key):
     return out
 
 
+@provides("setitem")
 def setitem(x, key, value) -> None:
     """``x[key] = value`` for a key with integer arrays or boolean masks.  Collective.
 
     With repeated indices the value at the last position (C order of the
     broadcast index) wins, as in NumPy.
     """
-    from spmdarray.routines.creation import _new
 
     p = _parse(x, key, nonzero_masks=False)
-    scalar = not _engine.is_distributed(value) and np.ndim(value) == 0
+    scalar = not _fetch.is_distributed(value) and np.ndim(value) == 0
     if scalar:
         np.empty(1, x.dtype)[0] = value  # NumPy's error for a value of the wrong type
     if _mask_only(p) and scalar and x.dtype.kind in "biufc":
         mask, vax, _ = p.masks[0]
         pre, post = vax, p.v.ndim - vax - mask.ndim
-        if _engine.is_distributed(mask):
+        if _fetch.is_distributed(mask):
             mexp = mask[(None,) * pre + (Ellipsis,) + (None,) * post]
         else:
             mexp = mask.reshape((1,) * pre + mask.shape + (1,) * post)
@@ -287,7 +289,6 @@ def setitem(x, key, value) -> None:
         raise ValueError(
             f"shape mismatch: value array of shape {vs} could not be broadcast to indexing result of shape {rshape}"
         ) from None
-    from spmdarray.routines.manipulation.shape import _flat_of_box
 
     held = lay.owned_size(ctx.rank) > 0
     pos = _flat_of_box(lay.block(ctx.rank), rshape) if held else np.zeros(0, np.int64)

@@ -20,9 +20,14 @@ import warnings
 import numpy as np
 
 from spmdarray.comm import allgather_blocks, allgather_object, reduce_bcast
-from spmdarray.core import elementwise as _engine
-from spmdarray.core.dispatch import implements
+from spmdarray.core import dtypes as _dtypes
+from spmdarray.core import fetch as _fetch
+from spmdarray.core.registry import implements, provides
 from spmdarray.decomposition import Layout
+from spmdarray.engine import elementwise as _engine
+from spmdarray.routines.creation import _new, array, empty, empty_like
+from spmdarray.routines.indexing.advanced import getitem, setitem
+from spmdarray.routines.indexing.nonzero import flatnonzero, nonzero
 from spmdarray.routines.indexing.routing import (
     _INTP,
     _block_of,
@@ -34,13 +39,12 @@ from spmdarray.routines.indexing.routing import (
     _request,
     _scatter,
     _where_copy,
-    _wrap,
 )
+from spmdarray.routines.indexing.selection import where
+from spmdarray.routines.manipulation.shape import _flat_of_box
+from spmdarray.routines.reductions import normalize_axes
 
 __all__ = [
-    "nonzero",
-    "flatnonzero",
-    "argwhere",
     "take",
     "put",
     "putmask",
@@ -58,49 +62,9 @@ __all__ = [
 ]
 
 
-# --------------------------------------------------------------- nonzero
-@implements(np.nonzero)
-def nonzero(a):
-    """Indices of the non-zero elements, one distributed 1-D array per axis.  Collective.
-
-    A prefix sum of per-rank counts places each rank's indices (no gather);
-    the results are split over the ranks in C order (unevenly).
-    """
-    if a.ndim == 0:
-        raise ValueError(
-            "Calling nonzero on 0d arrays is not allowed. Use np.atleast_1d(scalar).nonzero() instead. "
-            "If the context of this error is of the form `arr[nonzero(cond)]`, just use `arr[cond]`."
-        )
-    flat, counts = _flat_nonzero(a)
-    ctx = a._st.ctx
-    return tuple(_wrap(ctx, c.astype(_INTP), counts) for c in np.unravel_index(flat, a.shape))
-
-
-@implements(np.flatnonzero)
-def flatnonzero(a):
-    """Indices of the non-zero elements of ``ravel(a)``, distributed.  Collective."""
-    if a.ndim == 0:
-        return nonzero(a.reshape(1))[0]
-    flat, counts = _flat_nonzero(a)
-    return _wrap(a._st.ctx, flat, counts)
-
-
-@implements(np.argwhere)
-def argwhere(a):
-    """``(N, a.ndim)`` indices of the non-zero elements, rows distributed.  Collective."""
-    ctx = a._st.ctx
-    if a.ndim == 0:
-        flat, counts = _flat_nonzero(a.reshape(1))
-        return _wrap(ctx, np.zeros((flat.size, 0), _INTP), counts)
-    flat, counts = _flat_nonzero(a)
-    block = np.stack(np.unravel_index(flat, a.shape), axis=1).astype(_INTP).reshape(flat.size, a.ndim)
-    return _wrap(ctx, block, counts)
-
-
-# ------------------------------------------------------------ functions
 def _index_1d(ctx, ind):
     """(offset, host block) of ``ravel(ind)`` on a balanced 1-D layout.  Collective."""
-    if _engine.is_distributed(ind):
+    if _fetch.is_distributed(ind):
         return _local_1d(_ravel_c(ind))
     a = np.asarray(ind).reshape(-1)
     lo, hi = Layout.balanced(a.shape, ctx.size).block(ctx.rank)[0]
@@ -137,7 +101,7 @@ def _modes(ind, n: int, mode: str):
 
 
 def _as_index(ind, name="indices"):
-    if _engine.is_distributed(ind):
+    if _fetch.is_distributed(ind):
         if ind.dtype.kind not in "iu":
             raise TypeError(f"Cannot cast array data from {ind.dtype!r} to dtype('int64') according to the rule 'safe'")
         return ind
@@ -151,7 +115,6 @@ def _as_index(ind, name="indices"):
 
 def _take_flat(a, ind, mode="raise"):
     """``a.flat[ind]`` with the shape of ``ind`` (balanced).  Collective."""
-    from spmdarray.routines.creation import _new
 
     ctx = a._st.ctx
     ind = _modes(_as_index(ind), a.size, mode)
@@ -159,7 +122,7 @@ def _take_flat(a, ind, mode="raise"):
         raise IndexError("cannot do a non-empty take from an empty axes.")
     shape = np.shape(ind)
     lay = Layout.balanced(shape, ctx.size)
-    dist = _engine.is_distributed(ind)
+    dist = _fetch.is_distributed(ind)
     if not dist:
         _agree_bounds(ctx, ind, a.size, None, replicated=True)
     blk = np.asarray(_block_of(ctx, ind, shape, 0, lay), np.int64)
@@ -187,17 +150,15 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     Collective: an all-to-all of requests and one of replies.  ``indices``
     may be distributed or a NumPy array (the same on every rank).
     """
-    if not _engine.is_distributed(a):
+    if not _fetch.is_distributed(a):
         a = _engine_array(a, indices)
     if axis is None:
-        if np.ndim(indices) == 0 and not _engine.is_distributed(indices):
+        if np.ndim(indices) == 0 and not _fetch.is_distributed(indices):
             i = int(_modes(np.asarray(operator.index(indices)), a.size, mode))
             if not -a.size <= i < a.size:
                 raise IndexError(f"index {i} is out of bounds for size {a.size}")
             return _result_out(_take_flat(a, np.array([i]))[0], out)
         return _result_out(_take_flat(a, indices, mode), out)
-    from spmdarray.routines.indexing.advanced import getitem
-    from spmdarray.routines.reductions import normalize_axes
 
     (axis,) = normalize_axes((axis,), a.ndim)
     n = a.shape[axis]
@@ -205,22 +166,21 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         raise IndexError("cannot do a non-empty take from an empty axes.")
     ind = _modes(_as_index(indices) if np.ndim(indices) else indices, n, mode)
     key = (slice(None),) * axis + (ind,)
-    if np.ndim(ind) == 0 and not _engine.is_distributed(ind):
+    if np.ndim(ind) == 0 and not _fetch.is_distributed(ind):
         return _result_out(a[key].copy() if a.ndim > 1 else a[key], out)
     return _result_out(getitem(a, key), out)
 
 
 def _engine_array(a, *others):
-    from spmdarray.routines.creation import array
 
-    ctx = _engine.context_of(*others)
+    ctx = _fetch.context_of(*others)
     return array(np.asarray(a), comm=ctx)
 
 
 def _cycled(ctx, v, pos: np.ndarray, dtype) -> np.ndarray:
     """``v.flat[pos % v.size]`` (host): local for a replicated ``v``, a gather
     for a distributed one.  Collective.  (Casting was checked by ``_check_cast``.)"""
-    if _engine.is_distributed(v):
+    if _fetch.is_distributed(v):
         if v.size == 0:
             return np.empty(0, dtype)
         out = _gather(v, pos % v.size)
@@ -237,7 +197,7 @@ def _cycled(ctx, v, pos: np.ndarray, dtype) -> np.ndarray:
 def _check_cast(dtype, v, func=np.put) -> None:
     """NumPy's error (or warning) for values that cannot go into ``dtype``:
     ``func`` (put, place or putmask) runs on a one-element array.  Not collective."""
-    if _engine.is_distributed(v) or isinstance(v, np.ndarray):
+    if _fetch.is_distributed(v) or isinstance(v, np.ndarray):
         v = np.ones(1, v.dtype) if v.size else np.ones(0, v.dtype)
     if np.size(v):
         func(np.zeros(1, dtype), [0] if func is np.put else np.ones(1, bool), v)
@@ -256,11 +216,11 @@ def put(a, ind, v, mode="raise"):
     if a.size == 0 and np.size(ind):
         raise IndexError("cannot replace elements of an empty array")
     ind = _modes(ind, a.size, mode)
-    if not _engine.is_distributed(ind):
+    if not _fetch.is_distributed(ind):
         _agree_bounds(ctx, ind, a.size, None, replicated=True)
     lo, blk = _index_1d(ctx, ind)
     blk = np.asarray(blk, np.int64)
-    if _engine.is_distributed(ind):
+    if _fetch.is_distributed(ind):
         _agree_bounds(ctx, blk, a.size, None)
     if np.size(v) == 0:
         return None
@@ -280,7 +240,7 @@ def putmask(a, mask, values):
     if np.shape(mask) != a.shape:
         raise ValueError("putmask: mask and data must be the same size")
     _check_cast(a.dtype, values, np.putmask)
-    m = mask if (not _engine.is_distributed(mask) and np.asarray(mask).dtype == bool) else None
+    m = mask if (not _fetch.is_distributed(mask) and np.asarray(mask).dtype == bool) else None
     if m is None:
         m = mask if mask.dtype == bool else np.not_equal(mask, 0)
     if np.size(values) == 0:
@@ -290,8 +250,6 @@ def putmask(a, mask, values):
     if np.ndim(values) == 0 or np.shape(values) == a.shape:
         _where_copy(a, values, m)
         return None
-    from spmdarray.routines.creation import empty_like
-    from spmdarray.routines.manipulation.shape import _flat_of_box
 
     ctx = a._st.ctx
     tmp = empty_like(a)
@@ -311,9 +269,7 @@ def place(arr, mask, vals):
         raise ValueError("place: mask and data must be the same size")
     _check_cast(arr.dtype, vals, np.place)
     ctx = arr._st.ctx
-    if not _engine.is_distributed(mask):
-        from spmdarray.routines.creation import array
-
+    if not _fetch.is_distributed(mask):
         mask = array(np.asarray(mask), comm=ctx)
     flat, counts = _flat_nonzero(mask)
     if np.size(vals) == 0:
@@ -327,13 +283,14 @@ def place(arr, mask, vals):
 
 
 @implements(np.compress)
+@provides("compress")
 def compress(condition, a, axis=None, out=None):
     """Slices of ``a`` where ``condition`` (1-D) is true.  Collective."""
     if np.ndim(condition) != 1:
         raise ValueError("condition must be a 1-d array")
-    if not _engine.is_distributed(a):
+    if not _fetch.is_distributed(a):
         a = _engine_array(a, condition)
-    if _engine.is_distributed(condition):
+    if _fetch.is_distributed(condition):
         (idx,) = nonzero(condition)
     else:
         idx = np.nonzero(np.asarray(condition))[0]
@@ -343,9 +300,9 @@ def compress(condition, a, axis=None, out=None):
 @implements(np.extract)
 def extract(condition, arr):
     """``ravel(arr)[ravel(condition) != 0]``, distributed.  Collective."""
-    if not _engine.is_distributed(arr):
+    if not _fetch.is_distributed(arr):
         arr = _engine_array(arr, condition)
-    if _engine.is_distributed(condition):
+    if _fetch.is_distributed(condition):
         idx = flatnonzero(condition)
     else:
         idx = np.flatnonzero(np.asarray(condition))
@@ -358,12 +315,11 @@ def choose(a, choices, out=None, mode="raise"):
 
     One elementwise pass per choice (no all-to-all).
     """
-    from spmdarray.routines.indexing.selection import where
 
     n = len(choices)
     if n == 0:
         raise ValueError("0-length sequence.")
-    ctx = _engine.context_of(a, *[choices[k] for k in range(n)])
+    ctx = _fetch.context_of(a, *[choices[k] for k in range(n)])
     if mode == "raise":
         lo = np.min(a) if np.size(a) else 0
         hi = np.max(a) if np.size(a) else 0
@@ -375,10 +331,8 @@ def choose(a, choices, out=None, mode="raise"):
     for k in range(n - 2, -1, -1):
         res = where(np.equal(a, k), choices[k], res)
     shape = np.broadcast_shapes(np.shape(a), *[np.shape(choices[k]) for k in range(n)])
-    if not _engine.is_distributed(res) or res.shape != shape:
-        from spmdarray.routines.creation import empty
-
-        dt = np.result_type(*[_engine._dummy(_engine._as_operand(choices[k])) for k in range(n)])
+    if not _fetch.is_distributed(res) or res.shape != shape:
+        dt = np.result_type(*[_dtypes._dummy(_fetch._as_operand(choices[k])) for k in range(n)])
         full = empty(shape, dt, comm=ctx)
         _engine.assign(full, res)
         res = full
@@ -398,7 +352,7 @@ def searchsorted(a, v, side="left", sorter=None):
     """
     if side not in ("left", "right"):
         raise ValueError(f"side must be 'left' or 'right' (got {side!r})")
-    if not _engine.is_distributed(a):
+    if not _fetch.is_distributed(a):
         a = _engine_array(a, v, sorter)
     if a.ndim != 1:
         raise ValueError("object too deep for desired array")
@@ -409,13 +363,12 @@ def searchsorted(a, v, side="left", sorter=None):
     ctx = a._st.ctx
     m = _c_ordered_1d(a)
     lo, blk = _local_1d(m)
-    if not _engine.is_distributed(v):
+    if not _fetch.is_distributed(v):
         vv = np.asarray(v)
         cnt = np.searchsorted(blk, vv, side=side).astype(np.int64) if blk.size else np.zeros(vv.shape, np.int64)
         tot = reduce_bcast(ctx.comm, np.ascontiguousarray(cnt).reshape(-1), "sum").reshape(vv.shape)
         tot = tot.astype(_INTP)
         return tot[()] if vv.ndim == 0 else tot
-    from spmdarray.routines.creation import empty_like
 
     lay = m._layout
     sizes = [lay.owned_size(r) for r in range(ctx.size)]
@@ -458,7 +411,7 @@ def _along_key(shape, indices, axis: int):
 @implements(np.take_along_axis)
 def take_along_axis(arr, indices, axis=-1):
     """``arr`` picked along ``axis`` at ``indices`` (same ndim), distributed.  Collective."""
-    if not _engine.is_distributed(arr):
+    if not _fetch.is_distributed(arr):
         arr = _engine_array(arr, indices)
     if axis is None:
         if np.ndim(indices) != 1:
@@ -468,8 +421,6 @@ def take_along_axis(arr, indices, axis=-1):
         raise ValueError("`indices` and `arr` must have the same number of dimensions")
     if not np.issubdtype(np.result_type(indices), np.integer):
         raise IndexError("`indices` must be an integer array")
-    from spmdarray.routines.indexing.advanced import getitem
-    from spmdarray.routines.reductions import normalize_axes
 
     (axis,) = normalize_axes((axis,), arr.ndim)
     return getitem(arr, _along_key(arr.shape, indices, axis))
@@ -487,8 +438,6 @@ def put_along_axis(arr, indices, values, axis):
         raise ValueError("`indices` and `arr` must have the same number of dimensions")
     if not np.issubdtype(np.result_type(indices), np.integer):
         raise IndexError("`indices` must be an integer array")
-    from spmdarray.routines.indexing.advanced import setitem
-    from spmdarray.routines.reductions import normalize_axes
 
     (axis,) = normalize_axes((axis,), arr.ndim)
     setitem(arr, _along_key(arr.shape, indices, axis), values)
@@ -500,7 +449,6 @@ def select(condlist, choicelist, default=0):
 
     Collective; one elementwise pass per condition.
     """
-    from spmdarray.routines.creation import empty
 
     if len(condlist) != len(choicelist):
         raise ValueError("list of cases must be same length as list of conditions")
@@ -509,9 +457,9 @@ def select(condlist, choicelist, default=0):
     for i, c in enumerate(condlist):
         if np.result_type(c) != np.dtype(bool):
             raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
-    ops = [_engine._as_operand(c) for c in choicelist] + [_engine._as_operand(default)]
-    dt = np.result_type(*[np.asarray(_engine._dummy(o)) for o in ops])
-    ctx = _engine.context_of(*condlist, *choicelist, default)
+    ops = [_fetch._as_operand(c) for c in choicelist] + [_fetch._as_operand(default)]
+    dt = np.result_type(*[np.asarray(_dtypes._dummy(o)) for o in ops])
+    ctx = _fetch.context_of(*condlist, *choicelist, default)
     shape = np.broadcast_shapes(*[np.shape(c) for c in list(condlist) + list(choicelist) + [default]])
     res = empty(shape, dt, comm=ctx)
     _engine.assign(res, default)
@@ -529,7 +477,7 @@ def ix_(*args):
     out = []
     nd = len(args)
     for k, s in enumerate(args):
-        if _engine.is_distributed(s):
+        if _fetch.is_distributed(s):
             if s.ndim != 1:
                 raise ValueError("Cross index must be 1 dimensional")
             if s.dtype == bool:
@@ -542,7 +490,6 @@ def ix_(*args):
 
 def _local_map(x, fn, dtype, nout):
     """``nout`` arrays laid out like ``x`` whose blocks are ``fn(host block)``."""
-    from spmdarray.routines.creation import empty_like
 
     outs = [empty_like(x, dtype=dtype) for _ in range(nout)]
     ctx = x._st.ctx
@@ -576,12 +523,11 @@ def unravel_index(indices, shape, order="C"):
 @implements(np.ravel_multi_index)
 def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
     """Flat indices of coordinate arrays (broadcast, elementwise).  Collective."""
-    from spmdarray.routines.creation import _new
 
     dims = (int(dims),) if np.ndim(dims) == 0 else tuple(int(d) for d in dims)
     if len(multi_index) != len(dims):
         raise ValueError(f"parameter multi_index must be a sequence of length {len(dims)}")
-    ctx = _engine.context_of(*multi_index)
+    ctx = _fetch.context_of(*multi_index)
     shape = np.broadcast_shapes(*[np.shape(m) for m in multi_index])
     lay = Layout.balanced(shape, ctx.size)
     blocks = [np.asarray(_block_of(ctx, m, shape, len(shape) - np.ndim(m), lay), np.int64) for m in multi_index]

@@ -25,10 +25,15 @@ from functools import lru_cache
 
 import numpy as np
 
+from spmdarray.backend.backends import backend_of
 from spmdarray.comm import allgather_counts, alltoallv
-from spmdarray.core import elementwise as _engine
+from spmdarray.core import fetch as _fetch
+from spmdarray.core.array import ndarray
 from spmdarray.core.storage import Storage
 from spmdarray.decomposition import Layout, unravel
+from spmdarray.engine import elementwise as _engine
+from spmdarray.routines.creation import _new
+from spmdarray.routines.manipulation.shape import redistribute, reshape
 
 _INTP = np.dtype(np.intp)
 
@@ -153,7 +158,6 @@ def _scatter(x, flat: np.ndarray, vals: np.ndarray, pos: np.ndarray) -> None:
 def _wrap(ctx, block: np.ndarray, counts):
     """Distributed array whose rows are each rank's ``block`` stacked in rank
     order (``counts[r]`` rows on rank ``r``).  Not collective."""
-    from spmdarray.core.array import ndarray
 
     extents = (tuple(int(c) for c in counts),) + tuple((int(n),) for n in block.shape[1:])
     lay = Layout.from_extents(extents)  # grid (p, 1, ...): ranks stacked along axis 0
@@ -162,7 +166,6 @@ def _wrap(ctx, block: np.ndarray, counts):
 
 
 def _backend(ctx):
-    from spmdarray.backend.backends import backend_of
 
     return backend_of(ctx)
 
@@ -180,14 +183,12 @@ def _c_ordered_1d(m):
         ok = True
     if ok:
         return m
-    from spmdarray.routines.manipulation.shape import redistribute
 
     return redistribute(m, Layout.balanced(m.shape, m._st.ctx.size))
 
 
 def _ravel_c(a):
     """``a`` as a 1-D array whose rank order is C order.  Collective."""
-    from spmdarray.routines.manipulation.shape import reshape
 
     m = a if a.ndim == 1 else reshape(a, (-1,))
     return _c_ordered_1d(m)
@@ -216,9 +217,7 @@ def _block_of(ctx, arr, rshape, lead: int, lay: Layout, dtype=_INTP):
     nd = len(rshape)
     pre, post = lead, nd - lead - np.ndim(arr)
     box = lay.block(ctx.rank)
-    if _engine.is_distributed(arr):
-        from spmdarray.routines.creation import _new
-
+    if _fetch.is_distributed(arr):
         view = arr[(None,) * pre + (Ellipsis,) + (None,) * post] if arr.ndim else arr[(None,) * nd]
         tmp = _new(rshape, dtype, ctx, layout=lay)
         _engine.assign(tmp, view)

@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from spmdarray.core import elementwise as _engine
-from spmdarray.core.dispatch import copyto, implements
+from spmdarray.core import dtypes as _dtypes
+from spmdarray.core import fetch as _fetch
+from spmdarray.core.registry import implements
+from spmdarray.engine import elementwise as _engine
+from spmdarray.routines.creation import empty, generate
+from spmdarray.routines.elementwise_functions import copyto
+from spmdarray.routines.indexing.nonzero import nonzero
 from spmdarray.routines.reductions import reduce
 
 __all__ = ["where", "count_nonzero", "ptp", "tril", "triu"]
@@ -21,24 +26,22 @@ def where(condition, *xy):
     if len(xy) != 2:
         if xy:
             raise ValueError("either both or neither of x and y should be given")
-        from spmdarray.routines.indexing.functions import nonzero
 
         return nonzero(condition)
     x, y = xy
-    from spmdarray.routines.creation import empty
 
-    ctx = _engine.context_of(condition, x, y)
+    ctx = _fetch.context_of(condition, x, y)
     shapes = [np.shape(v) for v in (condition, x, y)]
     try:
         shape = np.broadcast_shapes(*shapes)
     except ValueError:
         raise _engine.broadcast_error(shapes) from None
-    dtype = np.where(True, _engine._dummy(_engine._as_operand(x)), _engine._dummy(_engine._as_operand(y))).dtype
+    dtype = np.where(True, _dtypes._dummy(_fetch._as_operand(x)), _dtypes._dummy(_fetch._as_operand(y))).dtype
     res = empty(shape, dtype, comm=ctx)
     _engine.assign(res, y)
     cond = condition
-    if not (_engine.is_distributed(cond) and cond.dtype == bool):
-        cond = _engine.elementwise(np.not_equal, [cond, 0]) if _engine.is_distributed(cond) else np.asarray(cond, bool)
+    if not (_fetch.is_distributed(cond) and cond.dtype == bool):
+        cond = _engine.elementwise(np.not_equal, [cond, 0]) if _fetch.is_distributed(cond) else np.asarray(cond, bool)
     copyto(res, x, casting="unsafe", where=cond)
     return res
 
@@ -62,7 +65,6 @@ def ptp(a, axis=None, out=None, keepdims=False):
 
 def _tri_mask(n: int, m: int, k: int, ctx):
     """Distributed boolean ``tri(n, m, k)``: True where ``col - row <= k``."""
-    from spmdarray.routines.creation import generate
 
     def fill(box, xp):
         (r0, r1), (c0, c1) = box

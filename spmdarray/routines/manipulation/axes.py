@@ -12,7 +12,7 @@ import operator
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
-from spmdarray.core.dispatch import implements
+from spmdarray.core.registry import implements, provides
 
 __all__ = [
     "swapaxes",
@@ -37,6 +37,7 @@ def _view(a, key: tuple):
 
 
 @implements(np.swapaxes)
+@provides("swapaxes")
 def swapaxes(a, axis1, axis2):
     """View with two axes interchanged.  Not collective."""
     i = normalize_axis_index(operator.index(axis1), a.ndim, "axis1")
@@ -60,6 +61,7 @@ def moveaxis(a, source, destination):
 
 
 @implements(np.squeeze)
+@provides("squeeze")
 def squeeze(a, axis=None):
     """View without length-1 axes (all of them, or those in ``axis``).  Not collective."""
     if axis is None:

@@ -14,9 +14,12 @@ import operator
 
 import numpy as np
 
-from spmdarray.core import elementwise as _engine
-from spmdarray.core.dispatch import implements
+from spmdarray.core import fetch as _fetch
+from spmdarray.core.array import ndarray
+from spmdarray.core.registry import implements
 from spmdarray.decomposition import ViewMap
+from spmdarray.engine import elementwise as _engine
+from spmdarray.routines.creation import array
 
 __all__ = ["broadcast_to", "broadcast_arrays", "tile", "meshgrid"]
 
@@ -32,7 +35,6 @@ def _bshape(shape) -> tuple[int, ...]:
 
 def _broadcast_view(x, shape: tuple[int, ...]):
     """View of ``x`` broadcast to ``shape`` (already checked).  Not collective."""
-    from spmdarray.core.array import ndarray
 
     m = x._map
     lead = len(shape) - x.ndim
@@ -56,7 +58,7 @@ def broadcast_to(array, shape, subok=False):
     Writing through the view raises ``ValueError`` as in NumPy.
     """
     shape = _bshape(shape)
-    if not _engine.is_distributed(array):
+    if not _fetch.is_distributed(array):
         return np.broadcast_to(array, shape, subok=subok)
     if len(shape) < array.ndim:
         raise ValueError(
@@ -130,7 +132,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     s0 = (1,) * ndim
     out = []
     for i, x in enumerate(xi):
-        x = x.ravel() if _engine.is_distributed(x) else np.asanyarray(x).ravel()
+        x = x.ravel() if _fetch.is_distributed(x) else np.asanyarray(x).ravel()
         shp = s0[:i] + (-1,) + s0[i + 1 :]
         out.append(x.reshape(shp))
     if indexing == "xy" and ndim > 1:
@@ -138,10 +140,8 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
         out[1] = out[1].reshape((-1, 1) + s0[2:])
     if not sparse:
         shape = np.broadcast_shapes(*(np.shape(o) for o in out))
-        out = [broadcast_to(o, shape) if _engine.is_distributed(o) else np.broadcast_to(o, shape) for o in out]
+        out = [broadcast_to(o, shape) if _fetch.is_distributed(o) else np.broadcast_to(o, shape) for o in out]
     if copy:
-        from spmdarray.routines.creation import array
-
-        ctx = _engine.context_of(*xi)
-        out = [o.copy() if _engine.is_distributed(o) else array(o, comm=ctx) for o in out]
+        ctx = _fetch.context_of(*xi)
+        out = [o.copy() if _fetch.is_distributed(o) else array(o, comm=ctx) for o in out]
     return tuple(out)

@@ -20,8 +20,9 @@ import operator
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
-from spmdarray.core import elementwise as _engine
-from spmdarray.core.dispatch import implements
+from spmdarray.core import fetch as _fetch
+from spmdarray.core.registry import implements
+from spmdarray.routines.creation import arange, array, empty, generate, ones, zeros
 from spmdarray.routines.indexing.selection import where
 from spmdarray.routines.reductions import reduce
 
@@ -40,7 +41,6 @@ __all__ = [
 
 
 def _diag_mask(n: int, m: int, k: int, ctx):
-    from spmdarray.routines.creation import generate
 
     def fill(box, xp):
         (r0, r1), (c0, c1) = box
@@ -87,14 +87,10 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
         first, length = -offset, max(0, min(n1 + offset, n2))
     ctx = a._st.ctx
     if length == 0 or t.size == 0:
-        from spmdarray.routines.creation import empty
-
         return empty(t.shape[:-2] + (length,), a.dtype, comm=ctx)
     masked = where(_diag_mask(n1, n2, offset, ctx), t, fill)
     rows = reduce("any" if a.dtype == bool else "max", masked, axis=-1)
-    if not _engine.is_distributed(rows):
-        from spmdarray.routines.creation import array
-
+    if not _fetch.is_distributed(rows):
         rows = array(np.asarray(rows), comm=ctx)
     return rows[..., first : first + length]
 
@@ -123,7 +119,6 @@ def diag(v, k=0):
         return diagonal(v, k)
     if v.ndim != 1:
         raise ValueError("Input must be 1- or 2-d.")
-    from spmdarray.routines.creation import zeros
 
     n = v.shape[0]
     size = n + abs(k)
@@ -143,12 +138,11 @@ def diagflat(v, k=0):
 
 
 def _comm_of(like, comm):
-    return like._st.ctx if _engine.is_distributed(like) else comm
+    return like._st.ctx if _fetch.is_distributed(like) else comm
 
 
 def tri(N, M=None, k=0, dtype=float, *, like=None, comm=None, backend=None):
     """Ones at and below diagonal ``k``.  Collective (no communication: generated per block)."""
-    from spmdarray.routines.creation import generate
 
     if M is None:
         M = N
@@ -162,7 +156,6 @@ def tri(N, M=None, k=0, dtype=float, *, like=None, comm=None, backend=None):
 
 
 def _tri_indices(n: int, k: int, m: int, lower: bool, comm):
-    from spmdarray.routines.creation import generate
 
     rows = np.arange(n, dtype=np.int64)
     if lower:
@@ -231,7 +224,6 @@ def mask_indices(n, mask_func, k=0, *, comm=None):
         return triu_indices(n, k, comm=comm)
     if mask_func is np.tril:
         return tril_indices(n, k, comm=comm)
-    from spmdarray.routines.creation import ones
 
     a = mask_func(ones((n, n), int, comm=comm), k)
     return np.nonzero(a != 0)
@@ -239,7 +231,6 @@ def mask_indices(n, mask_func, k=0, *, comm=None):
 
 def diag_indices(n, ndim=2, *, comm=None):
     """Indices of the main diagonal: ``ndim`` times one distributed ``arange(n)``.  Collective."""
-    from spmdarray.routines.creation import arange
 
     idx = arange(operator.index(n), comm=comm)
     return (idx,) * operator.index(ndim)
@@ -263,7 +254,6 @@ def fill_diagonal(a, val, wrap=False):
     diagonal long at most) are generated per block; one masked copy writes
     them.
     """
-    from spmdarray.routines.creation import generate
 
     if a.ndim < 2:
         raise ValueError("array must be at least 2-d")

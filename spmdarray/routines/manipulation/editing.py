@@ -18,11 +18,16 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from spmdarray.comm import allgather_object
-from spmdarray.core import elementwise as _engine
-from spmdarray.core.dispatch import implements
+from spmdarray.core import fetch as _fetch
+from spmdarray.core.array import ndarray
+from spmdarray.core.registry import implements
 from spmdarray.core.storage import Storage
 from spmdarray.decomposition import Layout, box_size, unravel
+from spmdarray.engine import elementwise as _engine
+from spmdarray.routines.creation import empty, zeros
+from spmdarray.routines.manipulation.broadcasting import broadcast_to
 from spmdarray.routines.manipulation.joining import concatenate
+from spmdarray.routines.manipulation.shape import redistribute
 
 __all__ = ["repeat", "delete", "insert", "append", "resize", "block", "unstack", "expand_along"]
 
@@ -36,7 +41,6 @@ def expand_along(x, axis: int, counts=None, dcounts=None):
     one all-gather of a single integer per rank).  Each rank expands its own
     block; the result is then rebalanced (one redistribution).
     """
-    from spmdarray.routines.manipulation.shape import redistribute
 
     ctx = x._st.ctx
     me = ctx.rank
@@ -69,8 +73,6 @@ def _relabel(xb, axis: int, ivals, local_fn):
     """Wrap ``local_fn(block)`` of each rank's block of ``xb`` (balanced) as the
     blocks of a new array whose ``axis`` intervals are ``ivals``, then
     rebalance it.  Collective (the rebalancing is one redistribution)."""
-    from spmdarray.core.array import ndarray
-    from spmdarray.routines.manipulation.shape import redistribute
 
     ctx = xb._st.ctx
     me = ctx.rank
@@ -95,7 +97,6 @@ def place(x, axis: int, positions: np.ndarray, new_len: int):
 
     Collective.  Each rank spreads its own block; one redistribution balances.
     """
-    from spmdarray.routines.manipulation.shape import redistribute
 
     ctx = x._st.ctx
     lay = Layout.balanced(x.shape, ctx.size)
@@ -136,7 +137,7 @@ def repeat(a, repeats, axis=None):
         axis = 0 if axis is None else axis
     axis = normalize_axis_index(axis, a.ndim)
     n = a.shape[axis]
-    if _engine.is_distributed(repeats):
+    if _fetch.is_distributed(repeats):
         if repeats.ndim > 1:
             raise ValueError("repeats must be a scalar or a 1-D array")
         if repeats.ndim == 1 and repeats.shape[0] == n and a.ndim == 1:
@@ -166,7 +167,7 @@ def delete(arr, obj, axis=None):
         axis = 0
     axis = normalize_axis_index(axis, arr.ndim)
     n = arr.shape[axis]
-    if _engine.is_distributed(obj):
+    if _fetch.is_distributed(obj):
         obj = np.asarray(obj)
     kept = np.delete(np.arange(n), obj)  # NumPy's errors and index rules
     counts = np.zeros(n, np.intp)
@@ -186,7 +187,6 @@ def insert(arr, obj, values, axis=None):
     per run of old elements and one per inserted index), so each rank receives
     only the parts of its block.  ``obj`` is replicated.
     """
-    from spmdarray.routines.creation import empty
 
     if axis is None:
         arr = arr.ravel()
@@ -195,7 +195,7 @@ def insert(arr, obj, values, axis=None):
     nd = arr.ndim
     n = arr.shape[axis]
     ctx = arr._st.ctx
-    if _engine.is_distributed(obj):
+    if _fetch.is_distributed(obj):
         obj = np.asarray(obj)
     if isinstance(obj, slice):
         indices = np.arange(*obj.indices(n), dtype=np.intp)
@@ -205,7 +205,7 @@ def insert(arr, obj, values, axis=None):
             raise IndexError("boolean array argument obj to insert must be one dimensional")
         if indices.ndim > 1:
             raise ValueError("index array argument obj to insert must be one dimensional or scalar")
-    if not _engine.is_distributed(values):
+    if not _fetch.is_distributed(values):
         values = np.asarray(values)
     vdt = values.dtype
     if not np.can_cast(vdt, arr.dtype, "unsafe"):
@@ -216,7 +216,7 @@ def insert(arr, obj, values, axis=None):
             raise IndexError(f"index {obj} is out of bounds for axis {axis} with size {n}")
         if index < 0:
             index += n
-        if _engine.is_distributed(values):
+        if _fetch.is_distributed(values):
             while values.ndim < nd:
                 values = values[None]
             if indices.ndim == 0:
@@ -247,7 +247,7 @@ def insert(arr, obj, values, axis=None):
     indices[order] += np.arange(numnew)
     shape = tuple(s + numnew if k == axis else s for k, s in enumerate(arr.shape))
     vshape = tuple(numnew if k == axis else s for k, s in enumerate(arr.shape))
-    vals = _b(values, vshape) if _engine.is_distributed(values) else broadcast_to_np(values, vshape)
+    vals = _b(values, vshape) if _fetch.is_distributed(values) else broadcast_to_np(values, vshape)
     old_mask = np.ones(shape[axis], bool)
     old_mask[indices] = False
     pos_old = np.flatnonzero(old_mask)
@@ -289,9 +289,8 @@ def broadcast_to_np(values, shape):
 
 
 def _b(values, shape):
-    from spmdarray.routines.manipulation.broadcasting import broadcast_to
 
-    if not _engine.is_distributed(values):
+    if not _fetch.is_distributed(values):
         return broadcast_to_np(values, shape)
     v = values
     while v.ndim > len(shape) and v.shape[0] == 1:
@@ -309,11 +308,11 @@ def _b(values, shape):
 def append(arr, values, axis=None):
     """``arr`` with ``values`` appended (flattened when ``axis`` is None).  Collective."""
     if axis is None:
-        if _engine.is_distributed(arr) and arr.ndim != 1:
+        if _fetch.is_distributed(arr) and arr.ndim != 1:
             arr = arr.ravel()
-        elif not _engine.is_distributed(arr):
+        elif not _fetch.is_distributed(arr):
             arr = np.ravel(arr)
-        values = values.ravel() if _engine.is_distributed(values) else np.ravel(values)
+        values = values.ravel() if _fetch.is_distributed(values) else np.ravel(values)
         axis = arr.ndim - 1
     return concatenate((arr, values), axis=axis)
 
@@ -325,8 +324,6 @@ def resize(a, new_shape):
     A broadcast view of ``a`` flattened is cut to size and reshaped: each rank
     receives only its block of the result.
     """
-    from spmdarray.routines.creation import zeros
-    from spmdarray.routines.manipulation.broadcasting import broadcast_to
 
     if isinstance(new_shape, (int, np.integer)):
         new_shape = (new_shape,)
@@ -354,7 +351,7 @@ def unstack(x, /, *, axis=0):
 
 
 def _atleast_nd(a, nd: int):
-    if _engine.is_distributed(a):
+    if _fetch.is_distributed(a):
         return a[(None,) * (nd - a.ndim) + (Ellipsis,)] if a.ndim < nd else a
     return np.array(a, copy=None, ndmin=nd)
 
@@ -382,7 +379,7 @@ def block(arrays):
     result_ndim = max(arr_ndim, list_ndim)
     res = _block_rec(arrays, list_ndim, result_ndim)
     if list_ndim == 0:
-        return res.copy() if _engine.is_distributed(res) else res
+        return res.copy() if _fetch.is_distributed(res) else res
     return res
 
 

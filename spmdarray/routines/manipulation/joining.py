@@ -12,15 +12,17 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
-from spmdarray.core import elementwise as _engine
-from spmdarray.core.dispatch import implements
+from spmdarray.core import fetch as _fetch
+from spmdarray.core.registry import implements
+from spmdarray.engine import elementwise as _engine
+from spmdarray.routines.creation import empty
 from spmdarray.routines.manipulation.axes import atleast_1d, atleast_2d, atleast_3d, expand_dims
 
 __all__ = ["concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "row_stack"]
 
 
 def _shape_dtype(a):
-    if _engine.is_distributed(a) or isinstance(a, np.ndarray):
+    if _fetch.is_distributed(a) or isinstance(a, np.ndarray):
         return a.shape, a.dtype
     arr = np.asarray(a)
     return arr.shape, arr.dtype
@@ -35,9 +37,9 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     arrays = list(arrays)
     if not arrays:
         raise ValueError("need at least one array to concatenate")
-    ctx = _engine.context_of(*arrays, out)
+    ctx = _fetch.context_of(*arrays, out)
     if axis is None:
-        arrays = [a.ravel() if _engine.is_distributed(a) else np.ravel(a) for a in arrays]
+        arrays = [a.ravel() if _fetch.is_distributed(a) else np.ravel(a) for a in arrays]
         axis = 0
     infos = [_shape_dtype(a) for a in arrays]
     nd = len(infos[0][0])
@@ -72,8 +74,6 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
             raise ValueError("Output array is the wrong shape")
         res = out
     else:
-        from spmdarray.routines.creation import empty
-
         res = empty(shape, res_dt, comm=ctx)
     pos = 0
     for a, (s, _) in zip(arrays, infos):
@@ -96,12 +96,12 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
         raise ValueError("all input arrays must have the same shape")
     nd = len(next(iter(shapes))) + 1
     axis = normalize_axis_index(axis, nd)
-    parts = [expand_dims(a, axis) if _engine.is_distributed(a) else np.expand_dims(a, axis) for a in arrays]
+    parts = [expand_dims(a, axis) if _fetch.is_distributed(a) else np.expand_dims(a, axis) for a in arrays]
     return concatenate(parts, axis=axis, out=out, dtype=dtype, casting=casting)
 
 
 def _lift(fn, arrays):
-    return [fn(a) if _engine.is_distributed(a) else getattr(np, fn.__name__)(a) for a in arrays]
+    return [fn(a) if _fetch.is_distributed(a) else getattr(np, fn.__name__)(a) for a in arrays]
 
 
 @implements(np.vstack)
@@ -131,7 +131,7 @@ def column_stack(tup):
     for a in tup:
         shape = _shape_dtype(a)[0]
         if len(shape) < 2:
-            a = atleast_2d(a).T if _engine.is_distributed(a) else np.atleast_2d(np.asarray(a)).T
+            a = atleast_2d(a).T if _fetch.is_distributed(a) else np.atleast_2d(np.asarray(a)).T
         cols.append(a)
     return concatenate(cols, 1)
 

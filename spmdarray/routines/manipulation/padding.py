@@ -26,9 +26,12 @@ from numpy.lib._arraypad_impl import (
     _view_roi,
 )
 
-from spmdarray.core.dispatch import implements
+from spmdarray.core.array import ndarray
+from spmdarray.core.registry import implements
 from spmdarray.core.storage import Storage
 from spmdarray.decomposition import Layout, box_size
+from spmdarray.routines.creation import empty, full
+from spmdarray.routines.manipulation.shape import redistribute
 
 __all__ = ["pad", "along_axis"]
 
@@ -54,8 +57,6 @@ def along_axis(x, axis: int, func, out_len: int, dtype):
     stay split); ``func`` maps each block to one whose ``axis`` has length
     ``out_len``.  The result keeps that layout (no further communication).
     """
-    from spmdarray.core.array import ndarray
-    from spmdarray.routines.manipulation.shape import redistribute
 
     ctx = x._st.ctx
     lay = _axis_local_layout(x.shape, axis, ctx.size)
@@ -95,8 +96,6 @@ def _mean(chunk, axis, keepdims=True):
     if chunk.shape[axis] == 0:
         import warnings
 
-        from spmdarray.routines.creation import full
-
         warnings.warn("Mean of empty slice.", RuntimeWarning, stacklevel=3)
         dt = np.mean(np.zeros(1, chunk.dtype)).dtype
         return full(tuple(1 if a == axis else n for a, n in enumerate(chunk.shape)), np.nan, dt, comm=chunk._st.ctx)
@@ -128,7 +127,6 @@ def _get_stats(padded, axis, width_pair, length_pair, stat_func):
 
 def _ramp(end_value, edge, width: int, axis: int, dtype, reverse: bool):
     """NumPy's ``linspace(end_value, edge, width, endpoint=False, axis=axis)`` in ``dtype``."""
-    from spmdarray.routines.creation import empty
 
     shape = tuple(width if a == axis else n for a, n in enumerate(edge.shape))
     if width == 0:
@@ -159,7 +157,6 @@ def pad(array, pad_width, mode="constant", **kwargs):
     rank's pad area needs (edge slabs, reflected or wrapped slabs).  A
     callable ``mode`` raises ``NotImplementedError``.
     """
-    from spmdarray.routines.creation import empty
 
     if isinstance(pad_width, dict):
         seq = [(0, 0)] * array.ndim

@@ -5,9 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from spmdarray.comm import start_exchange
-from spmdarray.core import elementwise as _engine
+from spmdarray.core.array import ndarray
+from spmdarray.core.registry import implements, provides
 from spmdarray.core.storage import Storage
-from spmdarray.decomposition import Layout, box_size, unravel
+from spmdarray.decomposition import Layout, box_size, normalize_key, unravel
+from spmdarray.engine import elementwise as _engine
 
 __all__ = ["reshape", "ravel", "redistribute"]
 
@@ -17,7 +19,6 @@ def redistribute(x, layout: Layout):
 
     Moves exactly the overlaps between the old and new blocks.
     """
-    from spmdarray.core.array import ndarray
 
     if x._layout == layout:
         return x
@@ -31,6 +32,7 @@ def _new_shape(shape, newshape, order):
     return probe.reshape(newshape, order=order).shape
 
 
+@provides("reshape")
 def reshape(x, newshape, order="C", copy=None):
     """NumPy's reshape.  Collective.
 
@@ -52,9 +54,6 @@ def reshape(x, newshape, order="C", copy=None):
     old_core = [n for n in x.shape if n != 1]
     new_core = [n for n in shape if n != 1]
     if old_core == new_core and not copy:
-        from spmdarray.core.array import ndarray
-        from spmdarray.decomposition import normalize_key
-
         squeeze = tuple(0 if n == 1 else slice(None) for n in x.shape)
         m = x._map.getitem(normalize_key(squeeze, x.shape))
         expand = tuple(None if n == 1 else slice(None) for n in shape)
@@ -94,6 +93,7 @@ def _contiguity(x) -> str:
     return ""
 
 
+@provides("ravel")
 def ravel(x, order="C"):
     """Flattened ``x`` in NumPy's ``order``.  Collective.
 
@@ -151,7 +151,6 @@ def _flat_of_box(box, shape) -> np.ndarray:
 
 def _reshape_copy(x, shape):
     """C-order redistribution to a balanced layout of ``shape``.  Collective."""
-    from spmdarray.core.array import ndarray
 
     ctx = x._st.ctx
     me = ctx.rank
@@ -202,3 +201,9 @@ def _reshape_copy(x, shape):
             dst[seg] = local_pairs if buf is None else buf
         out.local[...] = out._st.be.asarray(dst.reshape(out.local.shape))
     return out
+
+
+@implements(np.reshape)
+def reshape_function(a, shape=None, order="C", *, newshape=None, copy=None):
+    """Distributed ``numpy.reshape``.  Collective."""
+    return reshape(a, shape if shape is not None else newshape, order=order, copy=copy)

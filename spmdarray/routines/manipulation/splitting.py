@@ -7,7 +7,8 @@ import operator
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
-from spmdarray.core.dispatch import implements
+from spmdarray.core.registry import implements
+from spmdarray.routines.manipulation.joining import concatenate
 
 __all__ = ["array_split", "split", "hsplit", "vsplit", "dsplit", "roll"]
 
@@ -73,7 +74,6 @@ def dsplit(ary, indices_or_sections):
 @implements(np.roll)
 def roll(a, shift, axis=None):
     """Copy with elements shifted cyclically.  Collective (only the wrapped parts move across ranks)."""
-    from spmdarray.routines.manipulation.joining import concatenate
 
     if axis is None:
         return roll(a.ravel(), shift, 0).reshape(a.shape)

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from spmdarray.core import elementwise as _engine
+from spmdarray.core import fetch as _fetch
 from spmdarray.decomposition import Layout
+from spmdarray.engine import elementwise as _engine
+from spmdarray.routines.creation import array
 from spmdarray.routines.sorting import _wrap, balanced
 
 _NV = np._NoValue
@@ -20,7 +22,7 @@ _NV = np._NoValue
 # ---------------------------------------------------------------- helpers
 def _ew(fn, args, **kw):
     """``fn`` elementwise: distributed when an operand is, plain NumPy otherwise."""
-    if any(_engine.is_distributed(a) for a in args):
+    if any(_fetch.is_distributed(a) for a in args):
         return _engine.elementwise(fn, args, **kw)
     return fn(*args, **kw)
 
@@ -50,7 +52,7 @@ def _kd(keepdims):
 
 def _any(x) -> bool:
     """``bool(any(x))`` for a distributed array or a scalar, the same on every rank."""
-    return bool(np.any(x)) if _engine.is_distributed(x) else bool(np.any(np.asarray(x)))
+    return bool(np.any(x)) if _fetch.is_distributed(x) else bool(np.any(np.asarray(x)))
 
 
 def _local_map(x, fn, dtype):
@@ -69,7 +71,7 @@ def _finish(res, out):
 
 
 def _ctx(*xs):
-    return next(x for x in xs if _engine.is_distributed(x))._st.ctx
+    return next(x for x in xs if _fetch.is_distributed(x))._st.ctx
 
 
 def _count(a, axis, keepdims):
@@ -77,8 +79,7 @@ def _count(a, axis, keepdims):
 
 
 def _as_dist(m, ctx, dtype):
-    if _engine.is_distributed(m):
+    if _fetch.is_distributed(m):
         return m.astype(dtype)
-    from spmdarray.routines.creation import array
 
     return array(np.asarray(m, dtype=dtype), comm=ctx)

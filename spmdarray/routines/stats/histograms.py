@@ -14,10 +14,11 @@ import operator
 import numpy as np
 
 from spmdarray.comm import reduce_bcast
-from spmdarray.core import elementwise as _engine
-from spmdarray.core.dispatch import implements
+from spmdarray.core import fetch as _fetch
+from spmdarray.core.registry import implements
 from spmdarray.decomposition import Layout
-from spmdarray.routines.sorting import balanced
+from spmdarray.routines.creation import array
+from spmdarray.routines.sorting import _select, balanced
 from spmdarray.routines.stats.helpers import _ctx, _ew, _local_map, _rep
 
 __all__ = [
@@ -45,7 +46,7 @@ def _weights_block(weights, a):
         return None
     if np.shape(weights) != a.shape:
         raise ValueError("weights should have the same shape as a.")
-    if _engine.is_distributed(weights):
+    if _fetch.is_distributed(weights):
         return _host_block(weights.ravel())
     ctx = a._st.ctx
     lay = Layout.balanced((a.size,), ctx.size)
@@ -67,8 +68,6 @@ def _auto_edges(a, bins: str, range, weights):  # noqa: A002
     runs on the distributed data (its ``std``/``percentile``/``histogram``
     calls are the distributed ones)."""
     from numpy.lib import _histograms_impl as hi
-
-    from spmdarray.routines.sorting import _select
 
     if bins not in hi._hist_bin_selectors:
         raise ValueError(f"{bins!r} is not a valid estimator for `bins`")
@@ -134,7 +133,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
 
 def _columns(sample):
     if isinstance(sample, (list, tuple)):
-        return [c.ravel() if _engine.is_distributed(c) else c for c in sample]
+        return [c.ravel() if _fetch.is_distributed(c) else c for c in sample]
     if sample.ndim == 1:
         return [sample]
     if sample.ndim != 2:
@@ -148,10 +147,9 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noq
     cols = _columns(sample)
     ctx = _ctx(*cols)
     D = len(cols)
-    N = cols[0].size if _engine.is_distributed(cols[0]) else len(cols[0])
-    from spmdarray.routines.creation import array
+    N = cols[0].size if _fetch.is_distributed(cols[0]) else len(cols[0])
 
-    cols = [c if _engine.is_distributed(c) else array(np.asarray(c), comm=ctx) for c in cols]
+    cols = [c if _fetch.is_distributed(c) else array(np.asarray(c), comm=ctx) for c in cols]
     try:
         M = len(bins)
         if M != D:
@@ -170,7 +168,7 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noq
     if weights is not None:
         if np.shape(weights) != (N,):
             raise ValueError("weights should have the same shape as a.")
-        wb = _host_block(weights) if _engine.is_distributed(weights) else _weights_block(weights, cols[0])
+        wb = _host_block(weights) if _fetch.is_distributed(weights) else _weights_block(weights, cols[0])
     hist = np.histogramdd(blocks, list(edges), weights=wb)[0]
     hist = _allsum(ctx, hist)
     if density:

@@ -15,9 +15,10 @@ import numpy as np
 import numpy.lib._function_base_impl as _fb
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from spmdarray.core import elementwise as _engine
-from spmdarray.core.dispatch import implements
-from spmdarray.routines.sorting import sort
+from spmdarray.core import fetch as _fetch
+from spmdarray.core.registry import implements
+from spmdarray.routines.manipulation.joining import stack
+from spmdarray.routines.sorting import _sort_along, sort
 from spmdarray.routines.stats.helpers import _NV, _any, _as_dist, _count, _ew, _finish, _isnan, _local_map, _rep
 
 __all__ = [
@@ -84,7 +85,7 @@ def _order_stat(a, qs, axis, keepdims, nan: bool, probe, method="linear", median
     arguments: it gives NumPy's argument errors and result dtype (run on a
     one-element dummy), and the answer for empty inputs.
     """
-    if not _engine.is_distributed(a):
+    if not _fetch.is_distributed(a):
         raise TypeError("a must be a spmdarray array")
     qarr = np.asanyarray(qs)
     keep = keepdims is not _NV and bool(keepdims)
@@ -102,8 +103,6 @@ def _order_stat(a, qs, axis, keepdims, nan: bool, probe, method="linear", median
     if weights is None:
         xs = sort(x, axis=-1)
     else:
-        from spmdarray.routines.sorting import _sort_along
-
         xs, _, ws = _sort_along(x, x.ndim - 1, True, False, carry=_to_last(weights, axis)[0])
         cdf = np.cumsum(ws, axis=-1, dtype=np.float64)
         tot = cdf[..., -1]
@@ -187,8 +186,6 @@ def _order_stat(a, qs, axis, keepdims, nan: bool, probe, method="linear", median
     if median:
         out_shape = kept if keep else rows_shape
     if rows_shape:
-        from spmdarray.routines.manipulation.joining import stack
-
         res = results[0] if median or qarr.ndim == 0 else stack(results)
         return res.reshape(out_shape) if res.shape != out_shape else res
     vals = np.array([np.asarray(r)[()] for r in results], rdt)
@@ -197,7 +194,7 @@ def _order_stat(a, qs, axis, keepdims, nan: bool, probe, method="linear", median
 
 
 def _cast(x, dt):
-    if _engine.is_distributed(x):
+    if _fetch.is_distributed(x):
         return x.astype(dt, copy=False)
     return np.asarray(x).astype(dt)[()]
 
@@ -217,7 +214,7 @@ def _full_weights(a, weights, axis):
     """``weights`` as a distributed array of ``a``'s shape, with NumPy's checks.  Collective."""
     wshape = np.shape(weights)
     ctx = a._st.ctx
-    w = weights if _engine.is_distributed(weights) else None
+    w = weights if _fetch.is_distributed(weights) else None
     if wshape != a.shape:
         if axis is None:
             raise TypeError("Axis must be specified when shapes of a and weights differ.")

@@ -24,9 +24,11 @@ import warnings
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from spmdarray.core import elementwise as _engine
-from spmdarray.core.dispatch import implements
+from spmdarray.core import fetch as _fetch
+from spmdarray.core.registry import implements
 from spmdarray.decomposition import Layout
+from spmdarray.routines.creation import zeros
+from spmdarray.routines.manipulation.joining import concatenate
 from spmdarray.routines.sorting import _wrap
 from spmdarray.routines.stats import histograms as _histograms
 from spmdarray.routines.stats import order as _order_statistics
@@ -104,7 +106,7 @@ def _nan_extreme(name, a, axis, out, keepdims, initial, where):
     if _any(allnan):
         warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
         res = np.where(allnan, np.array(np.nan, a.dtype), res)
-        if not _engine.is_distributed(res):
+        if not _fetch.is_distributed(res):
             res = a.dtype.type(np.asarray(res)[()])
     return _finish(res, out)
 
@@ -153,12 +155,12 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=_NV, *, where=_NV):
     keep = keepdims is not _NV and bool(keepdims)
     cnt = _count(a, axis, keep)
     tot = np.sum(_replace_nan(a, 0), axis=axis, dtype=dtype, keepdims=keep)
-    rdt = np.asarray(tot).dtype if not _engine.is_distributed(tot) else tot.dtype
+    rdt = np.asarray(tot).dtype if not _fetch.is_distributed(tot) else tot.dtype
     if _any(_ew(np.equal, [cnt, 0])):
         warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)
     with np.errstate(invalid="ignore", divide="ignore"):
         avg = _ew(np.true_divide, [tot, cnt])
-    avg = avg.astype(rdt) if _engine.is_distributed(avg) else rdt.type(avg)
+    avg = avg.astype(rdt) if _fetch.is_distributed(avg) else rdt.type(avg)
     return _finish(avg, out)
 
 
@@ -197,7 +199,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NV, *, where=_N
         var = _ew(np.true_divide, [ss, _ew(np.maximum, [dof, 0])])
         var = np.where(bad, np.nan, var)
     rdt = np.var(np.ones(1, a.dtype), dtype=dtype).dtype
-    var = var.astype(rdt) if _engine.is_distributed(var) else rdt.type(np.asarray(var)[()])
+    var = var.astype(rdt) if _fetch.is_distributed(var) else rdt.type(np.asarray(var)[()])
     return _finish(var, out)
 
 
@@ -224,7 +226,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=_NV):
         return avg
     wgt = weights
     wshape = np.shape(wgt)
-    wdt = wgt.dtype if _engine.is_distributed(wgt) else np.asarray(wgt).dtype
+    wdt = wgt.dtype if _fetch.is_distributed(wgt) else np.asarray(wgt).dtype
     if a.dtype.kind in "iub":
         rdt = np.result_type(a.dtype, wdt, "f8")
     else:
@@ -235,7 +237,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=_NV):
         axes = normalize_axis_tuple(axis, a.ndim)
         if wshape != tuple(a.shape[ax] for ax in axes):
             raise ValueError("Shape of weights must be consistent with shape of a along specified axis.")
-        wgt = wgt if _engine.is_distributed(wgt) else np.asarray(wgt)
+        wgt = wgt if _fetch.is_distributed(wgt) else np.asarray(wgt)
         wgt = wgt.transpose(tuple(int(i) for i in np.argsort(axes)))
         wgt = wgt.reshape(tuple((s if ax in axes else 1) for ax, s in enumerate(a.shape)))
         axis = axes
@@ -255,7 +257,6 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
 
     The ``k x k`` result is replicated.
     """
-    from spmdarray.routines.manipulation.joining import concatenate
 
     if ddof is not None and ddof != int(ddof):
         raise ValueError("ddof must be integer")
@@ -263,9 +264,9 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         raise ValueError("m has more than 2 dimensions")
     if y is not None and np.ndim(y) > 2:
         raise ValueError("y has more than 2 dimensions")
-    mdt = m.dtype if _engine.is_distributed(m) else np.asarray(m).dtype
+    mdt = m.dtype if _fetch.is_distributed(m) else np.asarray(m).dtype
     if dtype is None:
-        ydt = None if y is None else (y.dtype if _engine.is_distributed(y) else np.asarray(y).dtype)
+        ydt = None if y is None else (y.dtype if _fetch.is_distributed(y) else np.asarray(y).dtype)
         dtype = np.result_type(mdt, np.float64) if ydt is None else np.result_type(mdt, ydt, np.float64)
     ctx = _ctx(*(v for v in (m, y, fweights, aweights) if v is not None))
     X = _as_dist(m, ctx, dtype)
@@ -356,7 +357,6 @@ def _corr_core(a, v: np.ndarray, n_left: int, n_right: int):
     block through shifted views (ghost cells), then runs NumPy's own
     ``correlate(..., 'valid')`` on that segment.
     """
-    from spmdarray.routines.creation import zeros
 
     ctx = a._st.ctx
     n, m = a.shape[0], len(v)
@@ -369,7 +369,7 @@ def _corr_core(a, v: np.ndarray, n_left: int, n_right: int):
     sizes = [hi - lo for lo, hi in olay.intervals[0] if hi > lo] if olay.intervals[0] is not None else [L]
     shifts = [0, m - 1] if min(sizes, default=0) >= m - 1 else list(range(m))
     views = [pad[j : j + L] for j in shifts]
-    pieces = _engine.fetch(ctx, views, olay)
+    pieces = _fetch.fetch(ctx, views, olay)
     be = a._st.be
     if olay.owned_size(ctx.rank):
         B = olay.block(ctx.rank)[0][1] - olay.block(ctx.rank)[0][0]
@@ -397,7 +397,7 @@ def _mode_pads(mode, m):
 
 
 def _as_1d(x, ctx):
-    if _engine.is_distributed(x):
+    if _fetch.is_distributed(x):
         if x.ndim != 1:
             if x.ndim == 0:
                 x = x.reshape(1)
@@ -421,8 +421,8 @@ def correlate(a, v, mode="valid"):
     ctx = _ctx(a, v)
     a, v = _as_1d(a, ctx), _as_1d(v, ctx)
     n, m = (
-        len(a) if not _engine.is_distributed(a) else a.shape[0],
-        len(v) if not _engine.is_distributed(v) else v.shape[0],
+        len(a) if not _fetch.is_distributed(a) else a.shape[0],
+        len(v) if not _fetch.is_distributed(v) else v.shape[0],
     )
     if n == 0:
         raise ValueError("a cannot be empty")
@@ -434,7 +434,7 @@ def correlate(a, v, mode="valid"):
         r = r[::-1]
         return _ew(np.conjugate, [r]) if r.dtype.kind == "c" else r.copy()
     vh = _kernel(v)
-    a = _as_dist(a, ctx, a.dtype) if not _engine.is_distributed(a) else a
+    a = _as_dist(a, ctx, a.dtype) if not _fetch.is_distributed(a) else a
     nl, nr = _mode_pads(mode, m)
     return _corr_core(a, vh, nl, nr)
 
@@ -453,5 +453,5 @@ def convolve(a, v, mode="full"):
     if m == 0:
         raise ValueError("v cannot be empty")
     nl, nr = _mode_pads(mode, m)
-    a = a if _engine.is_distributed(a) else _as_dist(a, ctx, a.dtype)
+    a = a if _fetch.is_distributed(a) else _as_dist(a, ctx, a.dtype)
     return _corr_core(a, np.conj(_kernel(v)[::-1]), nl, nr)

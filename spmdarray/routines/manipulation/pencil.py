@@ -12,6 +12,7 @@ from __future__ import annotations
 from spmdarray.decomposition import Layout
 from spmdarray.decomposition.blocks import block_bounds
 from spmdarray.decomposition.grid import process_grid
+from spmdarray.routines.manipulation.shape import redistribute
 
 __all__ = ["pencil_layout", "is_local", "to_pencil", "with_extents"]
 
@@ -50,7 +51,6 @@ def to_pencil(x, local):
 
     Collective (a redistribution when needed).  Returns ``(array, moved)``.
     """
-    from spmdarray.routines.manipulation.shape import redistribute
 
     lay = x._layout
     if all(is_local(lay, a) for a in local):

@@ -1,0 +1,82 @@
+"""NumPy protocol dispatch: ``__array_ufunc__`` and ``__array_function__``.
+
+Every ufunc call lands in :func:`array_ufunc` and goes to the elementwise
+engine (reductions, scans and generalized ufuncs to the implementations the
+layers above registered in :mod:`spmdarray.core.registry`); every other
+NumPy function called with a spmdarray argument lands in
+:func:`array_function` and is looked up in the ``HANDLED`` registry.  A
+function that is not registered raises ``NotImplementedError`` naming it: it
+is never computed by silently gathering the array.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from spmdarray.core.fetch import is_distributed
+from spmdarray.core.registry import GUFUNCS, HANDLED, ops, provides
+from spmdarray.engine.elementwise import elementwise
+
+__all__ = ["REDUCE_NAMES", "array_ufunc", "array_function"]
+
+#: Ufuncs whose ``reduce`` and ``accumulate`` spmdarray computes, and the reduction of each.
+REDUCE_NAMES = {
+    np.add: "sum",
+    np.multiply: "prod",
+    np.minimum: "min",
+    np.maximum: "max",
+    np.logical_and: "all",
+    np.logical_or: "any",
+}
+
+
+def _known(x) -> bool:
+    return is_distributed(x) or isinstance(x, (np.ndarray, np.generic, int, float, complex, bool, list, tuple))
+
+
+@provides("array_ufunc")
+def array_ufunc(ufunc, method, inputs, kwargs):
+    """Route a ufunc call to the engine.  Collective."""
+    if not all(_known(x) or x is None for x in inputs):
+        return NotImplemented
+    out = kwargs.pop("out", None)
+    if method == "__call__":
+        if ufunc is np.matmul:
+            o = out[0] if out else None
+            return ops.matmul(*inputs, out=o, **kwargs)
+        if ufunc in GUFUNCS:
+            return GUFUNCS[ufunc](*inputs, out=out[0] if out else None, **kwargs)
+        if ufunc.signature is not None:
+            # A generalized ufunc has core dimensions: not elementwise.
+            raise NotImplementedError(f"numpy.{ufunc.__name__} (generalized ufunc) on spmdarray arrays")
+        where = kwargs.pop("where", True)
+        return elementwise(ufunc, inputs, out=out, where=where, nout=ufunc.nout, **kwargs)
+    if method == "reduce":
+        (x,) = inputs
+        name = REDUCE_NAMES.get(ufunc)
+        if name is None:
+            raise NotImplementedError(f"numpy.{ufunc.__name__}.reduce (only associative ufuncs reduce in spmdarray)")
+        axis = kwargs.pop("axis", 0)
+        o = out[0] if out else None
+        if name in ("all", "any"):
+            kwargs.pop("dtype", None)
+            x = elementwise(np.not_equal, [x, 0]) if x.dtype != bool else x
+        return ops.reduce(name, x, axis=axis, out=o, **kwargs)
+    if method == "accumulate":
+        (x,) = inputs
+        o = out[0] if out else None
+        return ops.accumulate(ufunc, x, axis=kwargs.pop("axis", 0), dtype=kwargs.pop("dtype", None), out=o)
+    raise NotImplementedError(f"numpy.{ufunc.__name__}.{method} on spmdarray arrays")
+
+
+@provides("array_function")
+def array_function(func, types, args, kwargs):
+    """Look ``func`` up in the registry.  Collective when the implementation is."""
+    impl = HANDLED.get(func)
+    if impl is None:
+        name = getattr(func, "__module__", "numpy") or "numpy"
+        raise NotImplementedError(
+            f"spmdarray does not implement {name}.{func.__name__} yet; it was not computed by gathering the "
+            "array. Call it on numpy.asarray(x) explicitly if the array is small"
+        )
+    return impl(*args, **kwargs)
