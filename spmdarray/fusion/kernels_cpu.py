@@ -19,6 +19,10 @@ Operands are passed as flat 1-D views of their allocation plus an element
 offset and element strides; a unit or zero innermost stride is compiled in,
 so the innermost loop over contiguous rows vectorises.
 
+Random leaves call the scalar SplitMix64 of
+:data:`spmdarray.fusion.splitmix.NUMBA_U01`, spliced into the kernel source
+(the same bits as :func:`spmdarray.fusion.splitmix.bits` and ``unit``).
+
 Cache: kernels are kept per process in a dictionary keyed by the program's
 shape (operations, loop dtypes, leaf kinds and dtypes, number of axes,
 innermost stride classes).  The generated source is written to
@@ -38,12 +42,10 @@ import weakref
 
 import numpy as np
 
+from spmdarray.fusion import splitmix
 from spmdarray.settings import config
 
 __all__ = ["check", "run", "run_sum", "compile_stats"]
-
-_MASK = (1 << 64) - 1
-_GAMMA = 0x9E3779B97F4A7C15
 
 #: Scalar templates per ufunc name (``b``: for bool loops).
 _TEMPLATES = {
@@ -256,7 +258,7 @@ def _source(sig, nd: int, mode: str) -> str:
         if kind == "a":
             body.append(f"v{i} = A{i}[np.uint64({at(base, last, c, f's{i}_{last}')})]")
         elif kind == "r":
-            body.append(f"v{i} = _u01(K{i}, {at(base, last, 's', f's{i}_{last}')})")
+            body.append(f"v{i} = {splitmix.NUMBA_U01_NAME}(K{i}, {at(base, last, 's', f's{i}_{last}')})")
     body += loads
     dts = {}
     for i, leaf in enumerate(leaves):
@@ -312,29 +314,12 @@ def _source(sig, nd: int, mode: str) -> str:
             ]
     if mode == "sum":
         lines.append("    return acc")
-    head = (
-        "import numpy as np\n"
-        "from numba import njit\n"
-        "from spmdarray.fusion.kernels_cpu import _u01\n\n\n"
-        "@njit(cache=True, nogil=True, error_model='numpy', boundscheck=False)\n"
-    )
+    head = "import numpy as np\nfrom numba import njit\n\n\n"
+    if any(leaf[0] == "r" for leaf in leaves):
+        # SplitMix64 (spmdarray.fusion.splitmix), inlined into the kernel
+        head += "@njit(cache=True, nogil=True, inline='always')\n" + splitmix.NUMBA_U01 + "\n\n"
+    head += "@njit(cache=True, nogil=True, error_model='numpy', boundscheck=False)\n"
     return head + "\n".join(lines) + "\n"
-
-
-def _u01_py(key, flat):  # pragma: no cover - compiled by numba
-    z = np.uint64(flat) * np.uint64(_GAMMA) + key
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    z = z ^ (z >> np.uint64(31))
-    return np.float64(z >> np.uint64(11)) * 1.1102230246251565e-16
-
-
-try:
-    from numba import njit as _njit
-
-    _u01 = _njit(cache=True, nogil=True, inline="always")(_u01_py)
-except ImportError:  # pragma: no cover - the fuser then evaluates with NumPy
-    _u01 = None
 
 
 def _load(sig, nd: int, mode: str):
@@ -382,7 +367,7 @@ def _args(prog, root, vals, sub, gshape, origin):
             args.append(v)
             leaves.append(("s", v.dtype.char))
         else:
-            args.append(np.uint64((v[1] + _GAMMA) & _MASK))
+            args.append(np.uint64(splitmix.base(v[1])))
             args.append(sum((origin[k] + sub[k].start) * cstr[k] for k in range(nd)))
             args += cstr
             leaves.append(("r", "d"))

@@ -34,7 +34,8 @@ to the loop output dtype, as :mod:`spmdarray.fusion.kernels_cpu` does:
   rounded and subnormals are kept.
 
 Random leaves are SplitMix64 of the element's global C-order flat index
-(``spmdarray.random._counter._uniform_box``), computed in the kernel from the
+(``spmdarray.fusion.splitmix.uniform_box``; the device function is
+``spmdarray.fusion.splitmix.CUDA_U01``), computed in the kernel from the
 ElementwiseKernel index ``i``: ``i`` is decomposed in C order over the
 sub-box shape and combined with the global C strides and the flat index of
 the sub-box's first element, all passed as ``int64`` parameters.
@@ -58,11 +59,9 @@ import hashlib
 import numpy as np
 
 from spmdarray.backend.backends import _cupy_module
+from spmdarray.fusion import splitmix
 
 __all__ = ["check", "run", "run_lag", "run_sum", "compile_stats", "source"]
-
-_MASK = (1 << 64) - 1
-_GAMMA = 0x9E3779B97F4A7C15
 
 #: NVRTC options: no multiply-add contraction, IEEE division/sqrt, no flush to zero.
 OPTIONS = ("--fmad=false", "--ftz=false", "--prec-div=true", "--prec-sqrt=true")
@@ -111,16 +110,6 @@ _TEMPLATES = {
     "maximum": ("{0} || {1}", "({0} < {1} ? {1} : {0})", None),
     "minimum": ("{0} && {1}", "({1} < {0} ? {1} : {0})", None),
 }
-
-_U01 = """
-__device__ __forceinline__ double spmd_u01(unsigned long long k, unsigned long long f) {
-    unsigned long long z = f * 0x9E3779B97F4A7C15ULL + k;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    z = z ^ (z >> 31);
-    return (double)(z >> 11) * 1.1102230246251565e-16;
-}
-"""
 
 _CACHE: dict = {}
 _STATS = {"compiled": 0, "calls": 0}
@@ -214,7 +203,7 @@ def _function(sig, rtype: str) -> tuple[str, list, list]:
     body = []
     for i, (kind, _) in enumerate(leaves):
         if kind == "r":
-            body.append(f"double v{i} = spmd_u01(k{i}, flat);")
+            body.append(f"double v{i} = {splitmix.CUDA_U01_NAME}(k{i}, flat);")
     for j, (name, loop, refs) in enumerate(steps):
         loop = [np.dtype(d) for d in loop]
         ops = [_cast(f"{'v' if r[0] == 'l' else 't'}{r[1]}", dts[tuple(r)], ldt) for r, ldt in zip(refs, loop)]
@@ -241,7 +230,7 @@ def source(sig, mode: str) -> dict:
         pre = fn
     else:
         fn, decls, args = _function(sig, _CTYPE[out_name])
-        pre = (_U01 if rnd else "") + fn
+        pre = (splitmix.CUDA_U01 if rnd else "") + fn
     h = hashlib.sha1((pre + mode).encode()).hexdigest()[:16]
     if mode == "sum":
         return {
@@ -312,7 +301,7 @@ def _inputs(prog, vals, sub, gshape, origin):
         elif leaf[0] == "s":
             args.append(v)
         else:
-            args.append(np.uint64((v[1] + _GAMMA) & _MASK))
+            args.append(np.uint64(splitmix.base(v[1])))
     rnd = [
         np.int64(sum((origin[k] + sub[k].start) * cstr[k] for k in range(nd))),
         *(np.int64(s.stop - s.start) for s in sub),
@@ -383,4 +372,4 @@ def _sum_chunked(prog, root, vals, sub, gshape, origin, res_dtype, chunk: int = 
             part = buf[: hi - lo]
             run(prog, root, vals, part, (slice(lo, hi), *sub[1:]), gshape, origin, out_is_sub=True)
             total += int(part.sum(dtype=np.uint64))
-    return np.array(total & _MASK, np.uint64).astype(res_dtype)[()]
+    return np.array(total & splitmix.MASK, np.uint64).astype(res_dtype)[()]

@@ -26,6 +26,7 @@ from spmdarray.core.array import ndarray
 from spmdarray.core.flights import complete
 from spmdarray.core.thunk import Quiet
 from spmdarray.fusion import kernels_cpu, kernels_cuda
+from spmdarray.fusion.splitmix import uniform_box
 from spmdarray.settings import config
 
 __all__ = ["Program", "evaluate", "flatten", "local_sum", "RAND", "COPY", "INLINE"]
@@ -474,9 +475,7 @@ def _interpret(prog, root, vals, sub, gshape, origin, out_dtype):
     sv = []
     for v in vals:
         if isinstance(v, tuple):  # random leaf
-            from spmdarray.random._counter import _uniform_box  # noqa: PLC0415 - moves to fusion.splitmix
-
-            u = _uniform_box(v[1], _sub_box(sub, origin), gshape)
+            u = uniform_box(v[1], _sub_box(sub, origin), gshape)
             sv.append(u if xp is np else xp.asarray(u))
         elif not isinstance(v, np.generic) and hasattr(v, "shape"):  # a block (NumPy or device)
             sv.append(v[sub])

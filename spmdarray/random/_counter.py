@@ -15,13 +15,19 @@ from typing import Any
 import numpy as np
 
 from spmdarray.comm import bcast_array, get_context
+from spmdarray.fusion.splitmix import MASK, bits, flat_indices, fold, mix64, uniform_box, unit, unit_open
 
 Box = tuple[tuple[int, int], ...]
 
-_MASK = (1 << 64) - 1
-_GAMMA = 0x9E3779B97F4A7C15  # SplitMix64 increment (golden ratio * 2**64)
-_M1 = 0xBF58476D1CE4E5B9
-_M2 = 0x94D049BB133111EB
+_MASK = MASK
+
+# The SplitMix64 core (spmdarray.fusion.splitmix), under the names this package uses.
+_mix64 = mix64
+_bits = bits
+_unit = unit
+_fold = fold
+_flat_indices = flat_indices
+_uniform_box = uniform_box
 
 
 # ---------------------------------------------------------------------------
@@ -29,105 +35,14 @@ _M2 = 0x94D049BB133111EB
 # ---------------------------------------------------------------------------
 
 
-def _mix64(z: Any) -> np.ndarray:
-    """SplitMix64 finaliser, a bijection on 64-bit words, applied elementwise.
-
-    Not collective.
-
-    Parameters
-    ----------
-    z : array_like of uint64
-        Words to mix (copied, not modified).
-
-    Returns
-    -------
-    numpy.ndarray of uint64
-        Same shape as ``z``.
-
-    Examples
-    --------
-    >>> int(_mix64(0x9E3779B97F4A7C15))  # first output of SplitMix64(0)
-    16294208416658607535
-    """
-    return _mix64_inplace(np.array(z, dtype=np.uint64))
-
-
-def _mix64_inplace(z: np.ndarray) -> np.ndarray:
-    """:func:`_mix64` overwriting the uint64 array ``z``; returns ``z``.  Not collective."""
-    tmp = np.empty_like(z)
-    with np.errstate(over="ignore"):
-        for shift, mult in ((30, _M1), (27, _M2), (31, None)):
-            np.right_shift(z, np.uint64(shift), out=tmp)
-            np.bitwise_xor(z, tmp, out=z)
-            if mult is not None:
-                np.multiply(z, np.uint64(mult), out=z)
-    return z
-
-
 def _stream_key(seed: int, draw: int, lane: int) -> int:
     """64-bit key of draw ``draw``, lane ``lane`` of the generator seeded ``seed``.
 
     Not collective.  Chains the SplitMix64 finaliser over the three words:
-    ``h = mix(s + G)``, ``h = mix((h ^ k) + G)``, ``h = mix((h ^ lane) + G)``.
+    ``h = mix(s + G)``, ``h = mix((h ^ k) + G)``, ``h = mix((h ^ lane) + G)``
+    (:func:`spmdarray.fusion.splitmix.fold`).
     """
-    h = int(_mix64((seed + _GAMMA) & _MASK))
-    for word in (draw, lane):
-        h = int(_mix64(((h ^ (word & _MASK)) + _GAMMA) & _MASK))
-    return h
-
-
-def _flat_indices(box: Box, shape: tuple[int, ...], xp: Any = np) -> np.ndarray:
-    """Global C-order flat indices of the elements of ``box``.
-
-    Not collective.  Built by broadcasting one ``arange`` per axis times the
-    C stride of that axis, so no index array larger than the block exists.
-
-    Parameters
-    ----------
-    box : tuple of (int, int)
-        Global half-open range per axis.
-    shape : tuple of int
-        Global shape.
-    xp : module
-        Array namespace of the result (NumPy, or CuPy for device blocks).
-
-    Returns
-    -------
-    numpy.ndarray of uint64
-        Array of the box's shape.
-
-    Examples
-    --------
-    >>> _flat_indices(((1, 3), (2, 4)), (4, 5)).tolist()
-    [[7, 8], [12, 13]]
-    """
-    nd = len(shape)
-    out = xp.zeros((), dtype=np.uint64)
-    stride = 1
-    for axis in range(nd - 1, -1, -1):
-        lo, hi = box[axis]
-        idx = xp.arange(lo, hi, dtype=np.uint64) * np.uint64(stride)
-        out = out + idx.reshape((hi - lo,) + (1,) * (nd - 1 - axis))
-        stride *= shape[axis]
-    return out
-
-
-def _bits(key: int, flat: np.ndarray) -> np.ndarray:
-    """Output ``i`` of SplitMix64 started at ``key``, for each ``i`` in ``flat``.  Not collective."""
-    with np.errstate(over="ignore"):
-        z = np.multiply(flat, np.uint64(_GAMMA), dtype=np.uint64)
-        z += np.uint64((key + _GAMMA) & _MASK)
-    return _mix64_inplace(z)
-
-
-def _unit(bits: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """Floats in [0, 1): the top 53 (float64) or 24 (float32) bits times 2**-53 (2**-24).  Not collective."""
-    if dtype == np.float32:
-        return (bits >> np.uint64(40)).astype(np.float32) * np.float32(2.0**-24)
-    np.right_shift(bits, np.uint64(11), out=bits)
-    out = bits.astype(np.float64)
-    out *= 2.0**-53
-    return out
+    return fold(seed, (draw, lane))
 
 
 def _random_kernel(seed: int, draw: int, flat: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -171,27 +86,6 @@ def _integers_kernel(seed: int, draw: int, flat: np.ndarray, low: int, span: int
     if dtype.kind == "i":
         return v.view(np.int64).astype(dtype, copy=False)
     return v.astype(dtype, copy=False)
-
-
-def _fold(seed: int, words: tuple[int, ...]) -> int:
-    """Chain the SplitMix64 finaliser over ``words`` after ``seed``.  Not collective.
-
-    ``_fold(s, (k, lane)) == _stream_key(s, k, lane)``.
-    """
-    h = int(_mix64((seed + _GAMMA) & _MASK))
-    for word in words:
-        h = int(_mix64(((h ^ (word & _MASK)) + _GAMMA) & _MASK))
-    return h
-
-
-def _uniform_box(key: int, box: Box, shape: tuple[int, ...]) -> np.ndarray:
-    """float64 uniform values of stream ``key`` over the global ``box`` of ``shape``.  Not collective.
-
-    The deferred ``Generator.random`` draws (``spmdarray.fusion.record.random_leaf``)
-    are evaluated with this: the same values as :meth:`Stream.uniform` (lane 0).
-    """
-    flat = _flat_indices(box, shape)
-    return _unit(_bits(key, flat.reshape(-1)), np.dtype(np.float64)).reshape(flat.shape)
 
 
 class Stream:
@@ -245,12 +139,7 @@ class Stream:
 
     def uniform_open(self, lane: int) -> Any:
         """float64 in the open interval (0, 1): ``(top 53 bits + 0.5) * 2**-53``."""
-        b = self.bits(lane)
-        np.right_shift(b, np.uint64(11), out=b)
-        u = b.astype(np.float64)
-        u += 0.5
-        u *= 2.0**-53
-        return u
+        return unit_open(self.bits(lane))
 
     def normal(self, lane: int) -> Any:
         """Standard normal float64 by Box--Muller on lanes ``lane`` and ``lane + 1``."""
@@ -373,11 +262,11 @@ def _seed64(seed: Any) -> int:
         raise ValueError(f"seed must be a non-negative integer, got {s}")
     if s <= _MASK:
         return s
-    h = 0
+    words = []
     while s:
-        h = int(_mix64(((h ^ (s & _MASK)) + _GAMMA) & _MASK))
+        words.append(s & _MASK)
         s >>= 64
-    return h
+    return fold(words[0], tuple(words[1:]))
 
 
 def _entropy(comm: Any) -> int:
