@@ -532,6 +532,8 @@ class _SerialGenerator(Generator):
     __slots__ = ()
 
     def _materialise(self, shape, dtype, fill, params, comm):
-        blocks = [np.asarray(np.broadcast_to(np.asarray(p), shape)) for p in params]
+        # As the distributed path: 0-d parameters stay 0-d (NumPy takes other loops for
+        # a scalar than for a full array, such as sqrt for ``x ** 0.5``, with other roundings).
+        blocks = [p if np.ndim(p) == 0 else np.asarray(np.broadcast_to(np.asarray(p), shape)) for p in params]
         box = tuple((0, n) for n in shape)
         return np.asarray(fill(box, np, blocks), dtype=dtype)
