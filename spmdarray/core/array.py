@@ -148,11 +148,9 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
 
     # ------------------------------------------------------------- numpy
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-
         return ops.array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-
         return ops.array_function(func, types, args, kwargs)
 
     def __array__(self, dtype=None, copy=None):
@@ -273,11 +271,9 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         return np.asarray(self).tolist()
 
     def __repr__(self) -> str:
-
         return text(self, repr)
 
     def __str__(self) -> str:
-
         return text(self, str)
 
     def __format__(self, spec: str) -> str:
@@ -340,7 +336,6 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         return ops.cumprod(self, axis, dtype, out)
 
     def reshape(self, *shape, order: str = "C", copy=None) -> ndarray:
-
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         return ops.reshape(self, shape, order=order, copy=copy)
@@ -541,11 +536,9 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         return _red("all", self, axis, None, out, keepdims, **kw)
 
     def argmin(self, axis=None, out=None, keepdims=False):
-
         return ops.argreduce("argmin", self, axis, out, keepdims)
 
     def argmax(self, axis=None, out=None, keepdims=False):
-
         return ops.argreduce("argmax", self, axis, out, keepdims)
 
     def compress(self, condition, axis=None, out=None) -> ndarray:
@@ -555,7 +548,6 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
 
     # -------------------------------------------------------------- linalg
     def dot(self, other, out=None):
-
         return ops.dot(self, other, out=out)
 
     # ------------------------------------------- complex parts, flags, Array API
@@ -651,7 +643,6 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         return np.clip(self, min, max, out=out, **kw)
 
     def round(self, decimals: int = 0, out=None):
-
         return ops.round(self, decimals, out)
 
 
@@ -677,7 +668,6 @@ _IN_PLACE = ("sort", "partition")
 
 
 def _mirror_method(x, name: str):
-
     if name in _MIRRORED:
         func = getattr(np, name)
         if func in HANDLED or isinstance(func, np.ufunc):
@@ -705,7 +695,6 @@ class _MissingMethod(NotImplementedError, AttributeError):
 
 
 def _perm(axes, ndim: int) -> tuple[int, ...]:
-
     if len(axes) != ndim:
         raise ValueError("axes don't match array")
     try:
@@ -717,7 +706,6 @@ def _perm(axes, ndim: int) -> tuple[int, ...]:
 
 
 def _red(name, x, axis, dtype, out, keepdims, **kw):
-
     return ops.reduce(name, x, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
 
 

@@ -116,7 +116,6 @@ _STATS = {"compiled": 0, "calls": 0}
 
 
 def _xp():
-
     return _cupy_module()
 
 

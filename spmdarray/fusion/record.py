@@ -342,7 +342,6 @@ def _build(func, args, lp, dt, shape, ctx, layout, nops) -> Node:
 
 
 def _deferred(node: Node):
-
     x = object.__new__(ndarray)
     x._s = node
     x._map = ViewMap.identity(node.shape)

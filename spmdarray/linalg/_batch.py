@@ -59,7 +59,6 @@ def batch_layout(batch: tuple[int, ...], core: tuple[int, ...], nprocs: int) -> 
 
 
 def new_array(ctx, layout: Layout, dtype):
-
     return ndarray._new(Storage(ctx, layout, np.dtype(dtype)), None)
 
 

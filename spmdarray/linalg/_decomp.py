@@ -371,7 +371,6 @@ def lstsq(a, b, rcond=None):
 
 
 def _lstsq_tall(a, b, rcond, ctx):
-
     m, n = a.shape
     vec = b.ndim == 1
     x0, _, _, s0 = np.linalg.lstsq(np.ones((1, 1), a.dtype), np.ones((1,), b.dtype))
@@ -398,7 +397,6 @@ def _lstsq_tall(a, b, rcond, ctx):
 
 
 def _lstsq_replicated(a, b, rcond, ctx):
-
     check_size("lstsq", a.shape)
     check_size("lstsq", b.shape)
     ga, gb = gather(a), gather(b)

@@ -213,7 +213,6 @@ def _tensordot_axes(a_shape, b_shape, axes):
 
 
 def _tensordot(a, b, axes_a, axes_b):
-
     notin_a = [k for k in range(a.ndim) if k not in axes_a]
     notin_b = [k for k in range(b.ndim) if k not in axes_b]
     k = math.prod(a.shape[ax] for ax in axes_a)

@@ -66,7 +66,6 @@ def matmul_2d(ctx, a, b, out=None):
 
 
 def _summa(ctx, a, b, dtype):
-
     n, k = a.shape
     m = b.shape[1]
     clay = Layout.balanced((n, m), ctx.size)

@@ -25,7 +25,6 @@ _POISSON_LAM_MAX = float(np.iinfo(np.int64).max - np.sqrt(np.iinfo(np.int64).max
 
 
 def _is_dist(x: Any) -> bool:
-
     return isinstance(x, ndarray)
 
 

@@ -62,7 +62,6 @@ def _order(order) -> None:
 
 
 def _new(shape, dtype, comm, fill=None, layout: Layout | None = None, backend=None):
-
     ctx = context(comm, backend)
     shape = _shape(shape)
     layout = layout or Layout.balanced(shape, ctx.size)

@@ -130,7 +130,6 @@ class _Grid:
         return stack(res)
 
     def _one(self, key):
-
         step, stop, start = key.step, key.stop, key.start
         start = 0 if start is None else start
         if isinstance(step, (np.complexfloating, complex)):

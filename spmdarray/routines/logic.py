@@ -387,7 +387,6 @@ def part_view(x, part: str):
 
 # ------------------------------------------------------------------- text
 def _text(fn, a, opts: dict):
-
     given = {k: v for k, v in opts.items() if v is not None}
     with np.printoptions(**given):
         return text(a, fn)
@@ -436,7 +435,6 @@ def _regrid(x, axis: int, bounds_of):
 
 
 def _bitwise_out(x, axis: int, n_out: int, out_bounds, local_fn, dtype):
-
     lay = x._layout
     new = list(lay.intervals)
     if new[axis] is not None:
@@ -459,7 +457,6 @@ def _on_host(x, fn, **kw):
 
 
 def _axis_arg(a, axis, name):
-
     if not np.issubdtype(a.dtype, np.integer) and a.dtype != bool:
         raise TypeError(f"Expected an input array of integer or boolean data type ({name})")
     if axis is None:

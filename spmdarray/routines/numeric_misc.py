@@ -44,7 +44,6 @@ __all__ = ["bartlett", "blackman", "hamming", "hanning", "kaiser", "poly", "root
 
 # ------------------------------------------------------------------ windows
 def _window(M, formula, comm, backend):
-
     values = np.array([0.0, M])
     dt = values.dtype
     M = values[1]

@@ -21,7 +21,6 @@ __all__ = ["fromiter", "frombuffer", "fromstring", "fromfile", "loadtxt", "genfr
 
 
 def _distributed(parsed: np.ndarray, comm):
-
     return array(parsed, comm=comm)
 
 

@@ -172,7 +172,6 @@ def take(a, indices, axis=None, out=None, mode="raise"):
 
 
 def _engine_array(a, *others):
-
     ctx = _fetch.context_of(*others)
     return array(np.asarray(a), comm=ctx)
 

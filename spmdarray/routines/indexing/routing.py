@@ -166,7 +166,6 @@ def _wrap(ctx, block: np.ndarray, counts):
 
 
 def _backend(ctx):
-
     return backend_of(ctx)
 
 

@@ -41,7 +41,6 @@ __all__ = [
 
 
 def _diag_mask(n: int, m: int, k: int, ctx):
-
     def fill(box, xp):
         (r0, r1), (c0, c1) = box
         return (xp.arange(c0, c1)[None, :] - xp.arange(r0, r1)[:, None]) == k
@@ -156,7 +155,6 @@ def tri(N, M=None, k=0, dtype=float, *, like=None, comm=None, backend=None):
 
 
 def _tri_indices(n: int, k: int, m: int, lower: bool, comm):
-
     rows = np.arange(n, dtype=np.int64)
     if lower:
         first = np.zeros(n, np.int64)

@@ -289,7 +289,6 @@ def broadcast_to_np(values, shape):
 
 
 def _b(values, shape):
-
     if not _fetch.is_distributed(values):
         return broadcast_to_np(values, shape)
     v = values
