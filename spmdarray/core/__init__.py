@@ -1,3 +1,4 @@
-"""The array and its engine: storage, messages in flight, fetching, dtypes, elementwise
-evaluation, operators, NumPy's protocols and conversion.  ``core.array`` sits below
-``spmdarray.fusion``; the engine modules above it.  Internal: users import ``spmdarray``."""
+"""The array and what it stands on: the function registry, thunks (stored or deferred),
+messages in flight, storage, operators, ``ndarray``, fetching operands and checking dtypes.
+Below ``spmdarray.fusion`` and ``spmdarray.engine``; it reaches them only through
+``core.registry``.  Internal: users import ``spmdarray``."""
