@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The one test command: lint (ruff), the API coverage page, then packaging: the sdist
 # and the wheel built from the files git sees (python -m build, twine check, their
-# contents against the source tree), and the wheel installed with its extras into a
-# fresh venv outside the checkout.  From a folder outside the checkout, against that installed
+# contents against the source tree), the import contracts (lint-imports, .importlinter)
+# on the built modules, and the wheel installed with its extras into a fresh venv
+# outside the checkout.  From a folder outside the checkout, against that installed
 # wheel: a stencil at 1 and 2 ranks, then the whole suite serially and under mpiexec
 # at 2 ranks.  Then, in the checkout's .venv (pip install -e .): the scaling suite's
 # communication figures, the suite at 3 and 4 ranks (tests/decomposition is pure
@@ -26,10 +27,10 @@ fail() { printf '\nrun_all.sh: FAILED: %s\n' "$*" >&2; exit 1; }
 banner "setup: .venv"
 # No pip in .venv means a missing or half-made venv: (re)make it.
 [ -x .venv/bin/pip ] || python3 -m venv --clear .venv || fail "setup: python3 -m venv .venv"
-# Besides spmdarray and its extras: ruff, build and twine, for the lint and packaging steps.
-.venv/bin/python -m pip install -q -e ".[test,mpich,hdf5,fuse]" ruff build twine \
+# Besides spmdarray and its extras: ruff, import-linter, build and twine, for the lint and packaging steps.
+.venv/bin/python -m pip install -q -e ".[test,mpich,hdf5,fuse]" ruff import-linter build twine \
     || fail "setup: pip install"
-export PATH="$PWD/.venv/bin:$PATH"  # python, ruff and mpiexec (mpich wheel) from the venv
+export PATH="$PWD/.venv/bin:$PATH"  # python, ruff, lint-imports and mpiexec (mpich wheel) from the venv
 
 banner "ruff check ."
 ruff check . || fail "ruff check"
@@ -41,7 +42,7 @@ python docs/gen_api_coverage.py --check || fail "docs/api_coverage.md is out of 
 pkg=$(mktemp -d "${TMPDIR:-/tmp}/spmdarray-pkg.XXXXXX") || fail "packaging: mktemp -d"
 trap 'rm -rf "$pkg"' EXIT
 case "$pkg/" in "$root"/*) fail "packaging: $pkg lies inside the checkout (set TMPDIR to a folder outside it)" ;; esac
-mkdir "$pkg/src" "$pkg/run"
+mkdir "$pkg/src" "$pkg/run" "$pkg/wheel-tree"
 
 banner "package: sdist and wheel (python -m build), twine check, their contents against the source tree"
 # Built from a copy of the files git sees (tracked, or untracked and not ignored), as a
@@ -59,6 +60,15 @@ twine check --strict "$pkg"/dist/* || fail "packaging: twine check"
 python .ci/check_dist.py "$pkg/src" "$pkg/dist" \
     || fail "packaging: the wheel or the sdist lacks part of the source tree (listed above)"
 wheel=$(echo "$pkg"/dist/*.whl)
+
+banner "import contracts: lint-imports (.importlinter) on the wheel's modules"
+[ -f .importlinter ] || fail "import contracts: .importlinter is missing at the repo root (it states the layer rules)"
+# On the unpacked wheel, where spmdarray.comm and spmdarray.decomposition are folders of
+# spmdarray: import-linter reads a package's own folder, and in the checkout they are
+# comm/ and decomposition/ (package_dir).  The modules are the same files.
+python -m zipfile -e "$wheel" "$pkg/wheel-tree" || fail "import contracts: unpacking $wheel"
+(cd "$pkg/run" && PYTHONPATH="$pkg/wheel-tree" lint-imports --no-cache "$root/.importlinter") \
+    || fail "import contracts: lint-imports (a contract of .importlinter is broken, see above)"
 
 banner "installed wheel: a fresh venv outside the checkout, pip install $(basename "$wheel")[test,mpich,hdf5,fuse]"
 python3 -m venv "$pkg/venv" || fail "installed wheel: python3 -m venv $pkg/venv"
@@ -178,4 +188,4 @@ else
 fi
 
 banner "summary"
-echo "run_all.sh: ALL PASSED: ruff, sdist and wheel checked, the installed wheel serially and at 2 ranks, scaling figures, pytest at 3 and 4 ranks, fusion forced at 2 ranks, emulated device backend at 1 and 2 ranks, examples, $phdf5 (${SECONDS}s)"
+echo "run_all.sh: ALL PASSED: ruff, sdist and wheel checked, import contracts, the installed wheel serially and at 2 ranks, scaling figures, pytest at 3 and 4 ranks, fusion forced at 2 ranks, emulated device backend at 1 and 2 ranks, examples, $phdf5 (${SECONDS}s)"
