@@ -17,12 +17,19 @@ so a test body is SPMD code; use the ``comm`` fixture to learn rank and size.
   It works serially too.
 - Under ``mpiexec`` hypothesis is derandomized (same examples on every rank) with no
   example database and no deadline.
+- ``SPMDARRAY_EXPECT_INSTALLED=<site-packages folder>`` (tests/run_all.sh sets it when it
+  runs the suite against the built wheel): the run stops before the first test unless
+  ``spmdarray``, ``spmdarray.comm`` and ``spmdarray.decomposition`` come from that folder
+  and the checkout's root is not on ``sys.path``; it fails at the end if any ``spmdarray``
+  module loaded during the run came from elsewhere.
 
 mpi4py is imported inside hooks and fixtures only, never when this file is imported.
 """
 
 import faulthandler
+import importlib
 import os
+import sys
 import tempfile
 import threading
 import time
@@ -30,6 +37,7 @@ import time
 import pytest
 
 DEFAULT_TIMEOUT_S = 120.0
+CHECKOUT = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 
 # The suite runs on NumPy unless a backend is named (SPMDARRAY_BACKEND=cupy runs it
 # on a GPU; add SPMDARRAY_CUPY_MODULE=fake_cupy for the CPU stand-in): "auto" would
@@ -122,6 +130,45 @@ def _same_examples_on_every_rank():
         return
     settings.register_profile("spmdarray-mpi", derandomize=True, database=None, deadline=None)
     settings.load_profile("spmdarray-mpi")
+
+
+def _not_installed(site):
+    """Why this process does not run the spmdarray installed in ``site`` (empty if it does)."""
+    site = os.path.realpath(site)
+    elsewhere = []
+    for name, module in sorted(sys.modules.items()):
+        if module is None or not (name == "spmdarray" or name.startswith("spmdarray.")):
+            continue
+        where = getattr(module, "__file__", None)
+        places = [where] if where else list(getattr(module, "__path__", []))
+        if not places or any(os.path.commonpath([site, os.path.realpath(p)]) != site for p in places):
+            elsewhere.append(f"{name} is imported from {', '.join(places) or '(nowhere)'}")
+    problems = elsewhere[:3]
+    if len(elsewhere) > 3:
+        problems.append(f"{len(elsewhere) - 3} more spmdarray modules are not imported from it")
+    if any(os.path.realpath(p or os.curdir) == CHECKOUT for p in sys.path):
+        problems.append(f"the checkout {CHECKOUT} is on sys.path")
+    return problems
+
+
+def pytest_sessionstart(session):
+    site = os.environ.get("SPMDARRAY_EXPECT_INSTALLED")
+    if not site:
+        return
+    for name in ("spmdarray", "spmdarray.comm", "spmdarray.decomposition"):
+        importlib.import_module(name)
+    problems = _not_installed(site)
+    if problems:
+        hint = "run pytest from a folder outside the checkout, without PYTHONPATH"
+        message = f"SPMDARRAY_EXPECT_INSTALLED={site}, but {'; '.join(problems)} ({hint})"
+        pytest.exit(message, returncode=pytest.ExitCode.USAGE_ERROR)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    site = os.environ.get("SPMDARRAY_EXPECT_INSTALLED")
+    problems = _not_installed(site) if site else []
+    if problems:
+        pytest.exit(f"SPMDARRAY_EXPECT_INSTALLED={site}, but after the tests " + "; ".join(problems), returncode=1)
 
 
 @pytest.fixture

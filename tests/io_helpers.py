@@ -14,7 +14,7 @@ import tempfile
 
 import numpy
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TESTS = os.path.dirname(os.path.abspath(__file__))
 
 
 @contextlib.contextmanager
@@ -88,8 +88,10 @@ def run_mpi(nprocs: int, script: str, *args: str, timeout: float = 100.0, expect
     and the test fails saying so (before the 120 s per-test watchdog of
     conftest.py would end this process and leave the job running).
     """
-    # tests/ too: runs on the emulated device backend import its CuPy stand-in from there.
-    paths = os.pathsep.join((ROOT, os.path.join(ROOT, "tests"), os.environ.get("PYTHONPATH", "")))
+    # tests/ only, for the emulated device backend's CuPy stand-in: spmdarray comes from
+    # the installed package (pip install -e . in a checkout, or the built wheel), and the
+    # checkout's root on the path would shadow an installed wheel with the source tree.
+    paths = os.pathsep.join(p for p in (TESTS, os.environ.get("PYTHONPATH", "")) if p)
     env = dict(os.environ, PYTHONPATH=paths)
     env.pop("SPMDARRAY_TEST_TIMEOUT", None)
     cmd = [mpiexec(), "-n", str(nprocs), sys.executable, "-c", script, *args]
