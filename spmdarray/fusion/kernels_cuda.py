@@ -58,7 +58,7 @@ import hashlib
 
 import numpy as np
 
-from spmdarray.backend.backends import _cupy_module
+from spmdarray.backend import backends as _backends
 from spmdarray.fusion import splitmix
 
 __all__ = ["check", "run", "run_lag", "run_sum", "compile_stats", "source"]
@@ -116,7 +116,7 @@ _STATS = {"compiled": 0, "calls": 0}
 
 
 def _xp():
-    return _cupy_module()
+    return _backends._cupy_module()
 
 
 def check() -> None:

@@ -21,7 +21,8 @@ import os
 
 import numpy as np
 
-from spmdarray.backend.backends import _cupy_module, backend_of
+from spmdarray.backend import backends as _backends
+from spmdarray.backend.backends import backend_of
 from spmdarray.core.array import ndarray
 from spmdarray.core.flights import complete
 from spmdarray.core.thunk import Quiet
@@ -523,7 +524,7 @@ _DEVICE_KERNELS = None
 
 
 def _device_xp():
-    return _cupy_module()
+    return _backends._cupy_module()
 
 
 def _device_kernels():

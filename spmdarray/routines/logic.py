@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from spmdarray.backend.backends import _cupy_module
+from spmdarray.backend import backends as _backends
 from spmdarray.core import fetch as _fetch
 from spmdarray.core.array import ndarray
 from spmdarray.core.conversion import text
@@ -545,7 +545,7 @@ def from_dlpack(x, /, *, device=None, copy=None):
         return out if device is None else out.to_device(device)
     dev = x.__dlpack_device__()[0] if hasattr(x, "__dlpack_device__") else 1
     if dev in (2, 3, 10, 13):  # CUDA, CUDA host, ROCm, CUDA managed
-        block = _cupy_module().from_dlpack(x)
+        block = _backends._cupy_module().from_dlpack(x)
         if copy:
             block = block.copy()
     else:
