@@ -1,7 +1,7 @@
 """Write docs/settings.md, the table of every setting of ``spmdarray.config`` (``--check``: fail if stale).
 
-    python docs/gen_settings.py           # rewrite docs/settings.md
-    python docs/gen_settings.py --check   # exit 1 when docs/settings.md differs
+python docs/gen_settings.py           # rewrite docs/settings.md
+python docs/gen_settings.py --check   # exit 1 when docs/settings.md differs
 """
 
 from __future__ import annotations
