@@ -11,4 +11,4 @@ NumPy does.  Each function is collective when given spmdarray arrays.
 from numpy.linalg import *  # noqa: F401,F403
 from numpy.linalg import __all__  # noqa: F401  (the same public names as numpy.linalg)
 
-from spmdarray.linalg import _decomp, _norms, _products  # noqa: F401  (they register functions)
+from spmdarray.linalg import _decomp, _einsum, _norms, _products  # noqa: F401  (they register functions)
