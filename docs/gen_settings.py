@@ -42,8 +42,8 @@ on every rank alike.
 
 This table is generated from `spmdarray.settings.FIELDS` by `python docs/gen_settings.py`.
 
-| setting | environment variable | default | agreed | meaning |
-|---|---|---|---|---|
+| area | setting | environment variable | default | agreed | meaning |
+|---|---|---|---|---|---|
 """
 
 TAIL = """
@@ -58,7 +58,8 @@ def table() -> str:
     rows = []
     for name, f in FIELDS.items():
         env = f"`{f.env}`" if f.env else "(none)"
-        rows.append(f"| `{name}` | {env} | `{f.default!r}` | {'yes' if f.agreed else 'no'} | {f.doc} |")
+        agreed = "yes" if f.agreed else "no"
+        rows.append(f"| {f.group} | `{name}` | {env} | `{f.default!r}` | {agreed} | {f.doc} |")
     return HEAD + "\n".join(rows) + "\n" + TAIL
 
 
