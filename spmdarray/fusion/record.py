@@ -20,9 +20,9 @@ The value is computed when it is needed:
   first evaluates the deferred arrays that read it);
 * :func:`sync`, or a tree larger than ``config.fuse_max_ops`` operations.
 
-Evaluation is one compiled numba kernel per rank (:mod:`._kernels`), or, when
+Evaluation is one compiled numba kernel per rank (:mod:`spmdarray.fusion.kernels_cpu`), or, when
 numba is missing or disabled, the same operations run one by one with NumPy
-on local blocks (:mod:`._fusion_run`).  ``SPMDARRAY_FUSE=0`` turns deferral
+on local blocks (:mod:`spmdarray.fusion.run`).  ``SPMDARRAY_FUSE=0`` turns deferral
 off entirely; ``SPMDARRAY_FUSE_COMPILER=numpy`` keeps deferral but evaluates
 with NumPy.
 
@@ -30,7 +30,7 @@ Communication happens when an operation is *recorded*, never when it is
 evaluated.  Recording is a point every rank reaches in the same order, and it
 posts exactly the messages the eager engine would (the same fetch plans onto
 the same layout), with nonblocking sends and receives left in flight
-(:mod:`._flights`).  Evaluation only waits for them, which is local: so a
+(:mod:`spmdarray.core.flights`).  Evaluation only waits for them, which is local: so a
 deferred value may be evaluated on some ranks only (``t.local`` taken on one
 rank, a reference kept on one rank) and every rank still gets the same
 result.  An operand that is itself deferred is computed inside the same

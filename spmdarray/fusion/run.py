@@ -3,7 +3,7 @@
 :func:`evaluate` flattens a tree of :class:`~spmdarray.fusion.record.Node` into a
 :class:`Program` (leaves: this rank's blocks of the operands, already fetched
 when the operations were recorded; steps: the ufuncs in NumPy's order) and
-runs it with the compiled kernel of :mod:`._kernels`, or one NumPy call per
+runs it with the compiled kernel of :mod:`spmdarray.fusion.kernels_cpu`, or one NumPy call per
 step.  Nothing here sends a message: it waits for the flights the recording
 posted, computing the interior of the block (which reads no ghost cell)
 while they travel, and the boundary strips after they arrived.

@@ -10,7 +10,7 @@
 * Every other routine runs NumPy's routine batch-parallel on stacks
   ``(..., M, N)`` (each matrix whole on one rank, the batch split over
   ranks), and on a single matrix by gathering it onto one rank, computing
-  there and scattering the result (see :mod:`._linalg_batch`).  Those are
+  there and scattering the result (see :mod:`spmdarray.linalg._batch`).  Those are
   marked ``replicated`` in the dispatch registry; each matrix is limited to
   ``config.linalg_max_elements`` elements.
 """

@@ -2,7 +2,7 @@
 
 Every product is built from distributed pieces: transposes (views),
 reshapes (redistributions), SUMMA ``matmul`` of 2-D operands (see
-:mod:`._linalg`), batch-parallel ``matmul`` of stacks, elementwise
+:mod:`spmdarray.linalg._summa`), batch-parallel ``matmul`` of stacks, elementwise
 broadcasting products and reductions.  No operand is ever gathered.
 """
 

@@ -20,7 +20,7 @@ import numpy as np
 _UFUNCS = sorted(n for n in dir(np) if isinstance(getattr(np, n, None), np.ufunc))
 
 _ARRAY_FUNCTIONS = [
-    # advanced indexing (_advanced.py, _index_functions.py)
+    # advanced indexing (routines/indexing: advanced.py, functions.py)
     "argwhere",
     "choose",
     "compress",
@@ -41,7 +41,7 @@ _ARRAY_FUNCTIONS = [
     "take_along_axis",
     "unravel_index",
     # others
-    # linear algebra (_linalg_products; numpy.linalg dispatches on its own)
+    # linear algebra (linalg/_products.py; numpy.linalg dispatches on its own)
     "einsum",
     "einsum_path",
     "inner",
