@@ -18,7 +18,7 @@ The value is computed when it is needed:
   one;
 * a write to storage the expression reads (any storage access of an operand
   first evaluates the deferred arrays that read it);
-* :func:`sync`, or a tree larger than ``config.fuse_max_ops`` operations.
+* ``spmdarray.sync()``, or a tree larger than ``config.fuse_max_ops`` operations.
 
 Evaluation is one compiled numba kernel per rank (:mod:`spmdarray.fusion.kernels_cpu`), or, when
 numba is missing or disabled, the same operations run one by one with NumPy
