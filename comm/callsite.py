@@ -1,0 +1,52 @@
+"""The user's source line that led to a communication call.
+
+Debugging aids (collective fingerprints, the hang watchdog, communication
+traces) name the first frame of the user's program: the innermost frame
+whose file lies outside spmdarray and outside NumPy's own dispatch code.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+__all__ = ["user_call_site"]
+
+# spmdarray's root folder: comm/ sits directly in it when installed
+# (spmdarray/comm) and beside spmdarray/ in a checkout (package_dir).
+_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_SKIP = tuple(
+    os.path.join(p, "") for p in {_HERE, os.path.join(_HERE, "spmdarray"), os.path.dirname(os.path.abspath(__file__))}
+)
+
+
+def _internal(filename: str) -> bool:
+    if filename.startswith(_SKIP):
+        # In a checkout _HERE is the repository root: tests/ and scaling/ are user code.
+        rel = filename[len(_HERE) + 1 :]
+        return rel.startswith(("spmdarray", "comm", "decomposition"))
+    return filename.startswith("<__array_function__") or os.sep + "numpy" + os.sep in filename
+
+
+def user_call_site(skip: int = 1) -> tuple[str, int, str]:
+    """``(file, line, function)`` of the innermost frame outside spmdarray.  Not collective.
+
+    Parameters
+    ----------
+    skip : int
+        Frames to skip before the search starts (1 skips this function's caller's
+        own frame lookup overhead; the search itself skips spmdarray's frames).
+
+    Returns
+    -------
+    tuple of (str, int, str)
+        The file name, the line number and the function name; ``("?", 0, "?")``
+        when every frame belongs to spmdarray.
+    """
+    f = sys._getframe(skip)
+    while f is not None:
+        co = f.f_code
+        if not _internal(co.co_filename):
+            return co.co_filename, f.f_lineno, co.co_name
+        f = f.f_back
+    return "?", 0, "?"
