@@ -67,6 +67,16 @@ FIELDS: dict[str, Field] = {
     "ghost_width": _F(
         1, None, None, True, "Ghost cells per side of each partitioned axis for arrays created afterwards.", "layout"
     ),
+    "replicate_below": _F(
+        1 << 16,
+        "SPMDARRAY_REPLICATE_BELOW",
+        int,
+        True,
+        "Arrays with fewer elements are created whole on every rank (replicated): they compute "
+        "redundantly with no messages, and scalar reads and writes on them are local. 0: split every "
+        "array.",
+        "layout",
+    ),
     "reduce_gather_bytes": _F(
         16 << 20,
         None,

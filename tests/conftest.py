@@ -43,6 +43,10 @@ CHECKOUT = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file_
 # on a GPU; add SPMDARRAY_CUPY_MODULE=fake_cupy for the CPU stand-in): "auto" would
 # warn on every machine without a GPU.  tests/test_backend.py tests "auto" itself.
 os.environ.setdefault("SPMDARRAY_BACKEND", "numpy")
+# The suite tests the distributed paths on small arrays, so by default it splits every
+# array however small; tests/test_replicated.py tests small replicated arrays with the
+# library's own default (and sets the threshold itself).
+os.environ.setdefault("SPMDARRAY_REPLICATE_BELOW", "0")
 
 
 class _SPMDHarness:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from spmdarray.comm import allgather_blocks
+from spmdarray.core.placement import is_whole
 from spmdarray.decomposition import box_size
 
 __all__ = ["gather", "summary", "text"]
@@ -13,12 +14,13 @@ __all__ = ["gather", "summary", "text"]
 def gather(x) -> np.ndarray:
     """The whole global array on every rank (``numpy.asarray(x)``).  Collective.
 
-    One ``Allgatherv`` of the primary copy of every block.
+    One ``Allgatherv`` of the primary copy of every block; a replicated
+    array is copied locally.
     """
     ctx = x._st.ctx
     lay = x._layout
     be = x._st.be
-    if ctx.size == 1:
+    if ctx.size == 1 or is_whole(lay):  # every rank holds it all: no message
         return np.array(be.to_host(x.local), copy=True)
     owners = set(lay.owners())
     shapes = [tuple(hi - lo for lo, hi in lay.block(r)) if r in owners else (0,) for r in range(ctx.size)]

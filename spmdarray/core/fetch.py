@@ -16,6 +16,7 @@ from spmdarray.backend.backends import backend_of
 from spmdarray.comm import start_exchange
 from spmdarray.core.array import ndarray
 from spmdarray.core.flights import Flight
+from spmdarray.core.placement import default_layout, is_whole, result_layout
 from spmdarray.decomposition import Layout, ViewMap, fetch_plan, view_layout
 
 __all__ = ["fetch", "fetch_start", "fetch_finish", "choose_layout", "context_of", "is_distributed"]
@@ -233,7 +234,9 @@ def _as_operand(x):
 def choose_layout(ctx, args, shape) -> Layout:
     """Layout to compute an operation of output ``shape`` on.
 
-    The first distributed operand of that shape wins (so ``center + north``
+    A small result of small or replicated operands is replicated
+    (:func:`~spmdarray.core.placement.result_layout`).  Otherwise the first
+    split operand of that shape wins (so ``center + north``
     is computed where ``center`` lives and needs only halos), preferring one
     without idle ranks; otherwise a fresh balanced layout.
 
@@ -243,15 +246,22 @@ def choose_layout(ctx, args, shape) -> Layout:
     operand), so each sibling moves only its own halo and a later assignment to
     the middle view moves nothing.
     """
-    best = None
+    small = result_layout(args, shape, ctx.size)
+    if small is not None:
+        return small
+    best = whole = None
     for i, a in enumerate(args):
         if isinstance(a, ndarray) and a._map.shape == shape and not a._map.broadcast_axes:
-            # (A broadcast view's repeated axes are not split: never compute there.)
+            # (A broadcast view's repeated axes are not split: never compute there.
+            # A replica meeting a split array takes the split layout, reading its own copy.)
             lay = a._layout
-            if all(f is None for f in lay.gfixed):
+            if lay.nprocs > 1 and is_whole(lay):
+                whole = whole or lay
+            elif all(f is None for f in lay.gfixed):
                 return _between(a, args[i + 1 :], lay)
-            best = best or lay
-    return best or Layout.balanced(shape, ctx.size)
+            else:
+                best = best or lay
+    return best or whole or default_layout(shape, ctx.size)
 
 
 def _between(first, rest, lay: Layout) -> Layout:

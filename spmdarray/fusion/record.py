@@ -51,9 +51,10 @@ from spmdarray.comm import local_rank
 from spmdarray.core.array import ndarray
 from spmdarray.core.dtypes import _checked_dtypes
 from spmdarray.core.fetch import choose_layout, fetch_start
+from spmdarray.core.placement import default_layout
 from spmdarray.core.storage import Storage
 from spmdarray.core.thunk import PENDING, READERS, Quiet, Thunk, flush
-from spmdarray.decomposition import Layout, ViewMap
+from spmdarray.decomposition import ViewMap
 from spmdarray.fusion import run as _run
 from spmdarray.fusion.run import COPY, INLINE, RAND
 from spmdarray.settings import config
@@ -388,7 +389,7 @@ def random_leaf(key: int, shape, comm):
     be = backend_of(ctx)
     if (be.is_device and not config.fuse_device) or math.prod(shape) < config.fuse_min_size:
         return None
-    layout = Layout.balanced(shape, ctx.size)
+    layout = default_layout(shape, ctx.size)
     node = Node(RAND, (key,), np.dtype(np.float64), None, shape, ctx, layout, 1)
     if be.is_device:
         node.st = Storage(ctx, layout, node.dtype)  # agreed now (see ``Node.st``)

@@ -15,6 +15,7 @@ from spmdarray.backend.backends import context
 from spmdarray.comm import allgather_object
 from spmdarray.core import fetch as _fetch
 from spmdarray.core.array import ndarray
+from spmdarray.core.placement import default_layout
 from spmdarray.core.registry import HANDLED, provides
 from spmdarray.core.storage import Storage
 from spmdarray.decomposition import Layout, box_size, unravel
@@ -64,7 +65,7 @@ def _order(order) -> None:
 def _new(shape, dtype, comm, fill=None, layout: Layout | None = None, backend=None):
     ctx = context(comm, backend)
     shape = _shape(shape)
-    layout = layout or Layout.balanced(shape, ctx.size)
+    layout = layout or default_layout(shape, ctx.size)
     return ndarray._new(Storage(ctx, layout, np.dtype(dtype), fill=fill), None)
 
 

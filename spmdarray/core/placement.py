@@ -1,0 +1,61 @@
+"""Where new arrays live: small arrays whole on every rank, the others split.
+
+An array with fewer than ``config.replicate_below`` elements gets
+:meth:`Layout.replicated <spmdarray.decomposition.Layout.replicated>`: every
+rank holds all of it, computes on it redundantly and reads or writes its
+elements without messages.  Larger arrays get the balanced block layout.
+:func:`result_layout` is the one rule an operation's result follows.
+"""
+
+from __future__ import annotations
+
+import math
+
+from spmdarray.decomposition import Layout
+from spmdarray.settings import config
+
+__all__ = ["default_layout", "is_small", "is_whole", "result_layout"]
+
+
+def is_small(shape) -> bool:
+    """Whether an array of ``shape`` is replicated by default.  Not collective."""
+    return math.prod(shape) < config.replicate_below
+
+
+def default_layout(shape: tuple[int, ...], nprocs: int) -> Layout:
+    """The layout of a new array of ``shape``: replicated when small, else balanced.  Not collective.
+
+    Every rank must see the same ``config.replicate_below`` (an agreed setting).
+    """
+    if shape and math.prod(shape) < config.replicate_below:
+        return Layout.replicated(shape, nprocs)
+    return Layout.balanced(shape, nprocs)
+
+
+def is_whole(layout: Layout) -> bool:
+    """Whether every rank holds the whole array (replicated on every grid axis).  Not collective.
+
+    A split layout on one rank is not whole: it takes the distributed paths.
+    """
+    return all(a is None and f is None for a, f in zip(layout.gaxis, layout.gfixed))
+
+
+def result_layout(operands, shape: tuple[int, ...], nprocs: int) -> Layout | None:
+    """The layout a small result takes, or None to let the distributed operands decide.  Not collective.
+
+    A result stays replicated while it is small and no operand anchors it: an
+    operand anchors the result when it is a split (not whole) base array of
+    the result's shape, so a ``from_local`` array keeps its layout.  A small
+    slice of a split array does not anchor: the result is replicated, so a
+    loop over rows of a large array computes on replicas.  A large result
+    (past the threshold) is never replicated here.
+    """
+    if not shape or math.prod(shape) >= config.replicate_below:
+        return None
+    for a in operands:
+        m = getattr(a, "_map", None)
+        if m is None or m.shape != shape or m.broadcast_axes:
+            continue
+        if m.is_identity and not is_whole(a._layout):
+            return None
+    return Layout.replicated(shape, nprocs)
