@@ -14,6 +14,7 @@ import numpy as np
 
 from spmdarray.comm import bcast_array
 from spmdarray.core.array import ndarray
+from spmdarray.core.placement import default_layout, is_small, is_whole
 from spmdarray.core.storage import Storage
 from spmdarray.decomposition import Layout, block_bounds, box_size, find_coord, unravel
 from spmdarray.engine import elementwise as _engine
@@ -46,6 +47,12 @@ def matmul_2d(ctx, a, b, out=None):
         np.matmul(
             np.ones((1,) * a.ndim, a.dtype), np.ones((1,) * b.ndim, b.dtype), out=np.empty((1,) * out.ndim, out.dtype)
         )
+    if _replica_operands(a, b):
+        c = _replicated_product(ctx, a, b, dtype)
+        if out is not None:
+            _engine.assign(out, c)
+            return out
+        return c
     if a.ndim == 1 and b.ndim == 1:
         res = _engine.elementwise(np.multiply, [a, b]).sum(dtype=dtype)
         if out is not None:
@@ -62,6 +69,33 @@ def matmul_2d(ctx, a, b, out=None):
     if out is not None:
         _engine.assign(out, c)
         return out
+    return c
+
+
+def _replica_operands(a, b) -> bool:
+    """Whether ``a @ b`` is computed whole on every rank: both operands are
+    replicated, or both are small (below ``config.replicate_below``)."""
+    if is_whole(a._layout) and is_whole(b._layout):
+        return True
+    return is_small(a.shape) and is_small(b.shape)
+
+
+def _replicated_product(ctx, a, b, dtype):
+    """``a @ b`` computed redundantly on every rank from whole copies of the
+    operands (fetched once when they are split).  Collective; no message when
+    both are replicated.  The result takes the default layout of its shape."""
+    whole = []
+    for x in (a, b):
+        if not is_whole(x._layout):
+            x = redistribute(x, Layout.replicated(x.shape, ctx.size))
+        whole.append(x.local)
+    full = whole[0].astype(dtype, copy=False) @ whole[1].astype(dtype, copy=False)
+    if not full.ndim:  # vector @ vector: a NumPy scalar, as NumPy gives
+        return np.asarray(a._st.be.to_host(full))[()]
+    lay = default_layout(full.shape, ctx.size)
+    c = ndarray._new(Storage(ctx, lay, dtype), None)
+    if lay.owned_size(ctx.rank):
+        c.local[...] = full[tuple(slice(lo, hi) for lo, hi in lay.block(ctx.rank))]
     return c
 
 

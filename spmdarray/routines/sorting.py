@@ -34,6 +34,7 @@ from spmdarray.backend.backends import backend_of
 from spmdarray.comm import allgather_blocks, allgather_counts, alltoallv
 from spmdarray.core import fetch as _fetch
 from spmdarray.core.array import ndarray
+from spmdarray.core.placement import is_whole
 from spmdarray.core.registry import implements
 from spmdarray.core.storage import Storage
 from spmdarray.decomposition import Layout
@@ -263,13 +264,15 @@ def _local_argsort(be, block, axis):
 def _sort_along(x, axis: int, values: bool, indices: bool, carry=None):
     """(sorted values, sorting indices) along ``axis`` of ``x``; either may be None.
 
-    Collective.  The results have the balanced layout of ``x.shape``.  With
+    Collective.  The results have the balanced layout of ``x.shape`` (replicated
+    when ``x`` is).  With
     ``carry`` (an array of ``x``'s shape), a third result: ``carry`` permuted
     as ``x`` is.
     """
-    x = balanced(x)
-    if carry is not None:
-        carry = balanced(carry)
+    if not (is_whole(x._layout) and (carry is None or is_whole(carry._layout))):
+        x = balanced(x)  # replicated operands are sorted where they are, each rank its copy
+        if carry is not None:
+            carry = balanced(carry)
     ctx = x._st.ctx
     be = x._st.be
     lay = x._layout

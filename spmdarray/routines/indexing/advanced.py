@@ -23,6 +23,7 @@ import numpy as np
 from spmdarray.comm import allgather_object
 from spmdarray.core import fetch as _fetch
 from spmdarray.core.array import ndarray
+from spmdarray.core.placement import is_whole
 from spmdarray.core.registry import provides
 from spmdarray.decomposition import Layout, normalize_key
 from spmdarray.engine import elementwise as _engine
@@ -223,6 +224,33 @@ def _source_flat(p: _Parsed, rshape, lay: Layout) -> np.ndarray:
 
 
 # ----------------------------------------------------------- get / set
+def _replica_key(x, key):
+    """``key`` for NumPy on ``x``'s own copy, or None (the distributed path).
+
+    Only when ``x`` is replicated (every rank holds all of it) and every
+    spmdarray array in the key is replicated too: each rank then indexes
+    its copy with NumPy, with no message and NumPy's own errors.
+    """
+    if not x.ndim or not is_whole(x._layout):
+        return None
+    items = key if isinstance(key, tuple) else (key,)
+    out = []
+    for k in items:
+        if _fetch.is_distributed(k):
+            if k._st.ctx is not x._st.ctx or not is_whole(k._layout):
+                return None
+            k = k.local
+        out.append(k)
+    return tuple(out) if isinstance(key, tuple) else out[0]
+
+
+def _whole(v):
+    """``v`` replicated on every rank (its owners send it once).  Collective."""
+    out = _new(v.shape, v.dtype, v._st.ctx, layout=Layout.replicated(v.shape, v._st.ctx.size))
+    _engine.assign(out, v)
+    return out
+
+
 def _mask_only(p: _Parsed) -> bool:
     return len(p.masks) == 1 and len(p.adv) == p.masks[0][0].ndim and not p.ints
 
@@ -236,6 +264,13 @@ def getitem(x, key):
     result split in C order like ``nonzero``'s.
     """
 
+    local = _replica_key(x, key)
+    if local is not None:
+        res = x.local[local]
+        out = _new(res.shape, res.dtype, x._st.ctx)
+        if out._layout.owned_size(x._st.ctx.rank):
+            out.local[...] = res[tuple(slice(lo, hi) for lo, hi in out._layout.block(x._st.ctx.rank))]
+        return out
     k = key[0] if isinstance(key, tuple) and len(key) == 1 else key
     if _fetch.is_distributed(k) and k.dtype == bool and k.ndim == x.ndim and k.ndim > 0:
         if k.shape != x.shape:
@@ -262,6 +297,15 @@ def setitem(x, key, value) -> None:
     broadcast index) wins, as in NumPy.
     """
 
+    local = _replica_key(x, key)
+    if local is not None:
+        if _fetch.is_distributed(value):
+            if not is_whole(value._layout):  # every rank receives the same copy
+                value = _whole(value)
+            value = value.local
+        x.local[local] = value
+        x._st.bump()
+        return
     p = _parse(x, key, nonzero_masks=False)
     scalar = not _fetch.is_distributed(value) and np.ndim(value) == 0
     if scalar:

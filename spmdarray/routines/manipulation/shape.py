@@ -6,6 +6,7 @@ import numpy as np
 
 from spmdarray.comm import start_exchange
 from spmdarray.core.array import ndarray
+from spmdarray.core.placement import default_layout, is_whole
 from spmdarray.core.registry import implements, provides
 from spmdarray.core.storage import Storage
 from spmdarray.decomposition import Layout, box_size, normalize_key, unravel
@@ -150,13 +151,21 @@ def _flat_of_box(box, shape) -> np.ndarray:
 
 
 def _reshape_copy(x, shape):
-    """C-order redistribution to a balanced layout of ``shape``.  Collective."""
+    """C-order redistribution to the default layout of ``shape``.  Collective.
+
+    A replicated ``x`` moves nothing: every rank reshapes its own copy.
+    """
 
     ctx = x._st.ctx
     me = ctx.rank
     src_lay = x._layout
-    dst_lay = Layout.balanced(shape, ctx.size)
+    dst_lay = default_layout(shape, ctx.size)
     out = ndarray._new(Storage(ctx, dst_lay, x.dtype), None)
+    if is_whole(src_lay):
+        if dst_lay.owned_size(me):
+            whole = x.local.reshape(shape)
+            out.local[...] = whole[tuple(slice(lo, hi) for lo, hi in dst_lay.block(me))]
+        return out
     sends, recvs = [], []
     primary = src_lay.holds(me) and all(
         unravel(me, src_lay.dims)[k] == 0 for k in range(len(src_lay.dims)) if src_lay.is_replicated_axis(k)
