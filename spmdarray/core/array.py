@@ -18,6 +18,7 @@ import numpy as np
 from spmdarray.backend.devices import backend_for, device_of
 from spmdarray.comm import allgather_object
 from spmdarray.core.conversion import gather, text
+from spmdarray.core.element import element_index, read_element, write_element
 from spmdarray.core.operators import OperatorsMixin, calibrate
 from spmdarray.core.registry import HANDLED, ops
 from spmdarray.core.storage import Storage
@@ -163,6 +164,9 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
 
     # ----------------------------------------------------------- indexing
     def __getitem__(self, key):
+        base = element_index(self._map, key)
+        if base is not None:  # one element: a read from its owner, no view
+            return read_element(self._st, base)
         # As in NumPy, an index containing ``...`` gives an array, never a scalar.
         ell = key is Ellipsis or (isinstance(key, tuple) and any(k is Ellipsis for k in key))
         try:
@@ -175,6 +179,9 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         return view
 
     def __setitem__(self, key, value) -> None:
+        base = element_index(self._map, key)
+        if base is not None and not self._map.broadcast_axes and write_element(self._st, base, value):
+            return  # one element set to a scalar: written by its owner only
         ell = key is Ellipsis or (isinstance(key, tuple) and any(k is Ellipsis for k in key))
         try:
             key = normalize_key(key, self.shape)
