@@ -1,0 +1,252 @@
+"""Small arrays replicated on every rank (``config.replicate_below``), and element access.
+
+Every operation runs twice: with the library's default threshold (small
+arrays whole on every rank, computed redundantly with NumPy) and with 0
+(every array split, as in the rest of the suite).  Both are compared with
+NumPy, and with each other bit for bit where the split computation is exact
+(everything but floating-point reductions and products, whose split partial
+sums round differently).  Replicated operations must send nothing.
+
+Run at 1, 2, 3 and 4 ranks::
+
+    mpiexec -n 3 python -m pytest -q tests/test_replicated.py
+"""
+
+from __future__ import annotations
+
+import numpy
+import pytest
+from helpers import assert_eq, host, ref
+
+import spmdarray as sp
+from spmdarray.core.placement import is_whole
+from spmdarray.settings import FIELDS, config
+
+DEFAULT = FIELDS["replicate_below"].default
+
+
+def _whole(x) -> bool:
+    return isinstance(x, sp.ndarray) and is_whole(x.layout)
+
+
+def _a(shape, seed=0, dtype=float):
+    return ref(shape, dtype, seed)
+
+
+# name -> (function of (xp, a, b, v, i) returning a result, exact when split)
+_A, _B, _V, _I = (7, 5), (7, 5), (5,), (3, 11)
+
+
+def _ops():
+    return {
+        "add_scalar": (lambda xp, a, b, v, i: a * 2.5 + b, True),
+        "broadcast": (lambda xp, a, b, v, i: a - v, True),
+        "ufunc": (lambda xp, a, b, v, i: xp.sin(a) + xp.hypot(a, b), True),
+        "where": (lambda xp, a, b, v, i: xp.where(a > 0, a, b), True),
+        "slice": (lambda xp, a, b, v, i: a[1:-1, ::2] * b[2:, ::-2], True),
+        "transpose": (lambda xp, a, b, v, i: (a.T + 1).copy(), True),
+        "take": (lambda xp, a, b, v, i: a[[0, 3, 3, 6]], True),
+        "mask": (lambda xp, a, b, v, i: a[a > 0.1], True),
+        "reshape": (lambda xp, a, b, v, i: a.reshape(5, 7), True),
+        "ravel": (lambda xp, a, b, v, i: a.T.ravel(), True),
+        "concat": (lambda xp, a, b, v, i: xp.concatenate([a, b], axis=1), True),
+        "stack": (lambda xp, a, b, v, i: xp.stack([a, b]), True),
+        "sort": (lambda xp, a, b, v, i: xp.sort(a, axis=0), True),
+        "argsort": (lambda xp, a, b, v, i: xp.argsort(a, axis=1), True),
+        "roll": (lambda xp, a, b, v, i: xp.roll(a, 3), True),
+        "cumsum_int": (lambda xp, a, b, v, i: i.cumsum(axis=1), True),
+        "sum_int": (lambda xp, a, b, v, i: i.sum(axis=0), True),
+        "max": (lambda xp, a, b, v, i: a.max(axis=1), True),
+        "argmax": (lambda xp, a, b, v, i: a.argmax(), True),
+        "sum": (lambda xp, a, b, v, i: a.sum(axis=0), False),
+        "mean": (lambda xp, a, b, v, i: a.mean(), False),
+        "std": (lambda xp, a, b, v, i: b.std(axis=1), False),
+        "matmul": (lambda xp, a, b, v, i: a @ b.T, False),
+        "matvec": (lambda xp, a, b, v, i: a @ v, False),
+        "dot": (lambda xp, a, b, v, i: a[2] @ b[4], False),
+        "norm": (lambda xp, a, b, v, i: xp.linalg.norm(a), False),
+    }
+
+
+OPS = _ops()
+
+
+def _operands():
+    return _a(_A, 1), _a(_B, 2), _a(_V, 3), _a(_I, 4, numpy.int64)
+
+
+@pytest.mark.parametrize("name", list(OPS))
+def test_replicated_matches_numpy_and_split(name):
+    f, exact = OPS[name]
+    arrs = _operands()
+    expected = f(numpy, *arrs)
+    results = {}
+    for below in (DEFAULT, 0):
+        with config.set(replicate_below=below):
+            xs = [sp.array(x) for x in arrs]
+            assert all(_whole(x) for x in xs) == (below > 0)
+            with sp.comm_stats() as st:
+                got = f(sp, *xs)
+            if below:
+                # Replicated: NumPy's own computation on every rank, with no message.
+                assert (st.messages_sent, st.messages_received, st.collectives) == (0, 0, 0), st
+                assert not isinstance(got, sp.ndarray) or _whole(got)
+                assert_eq(got, expected, exact=True)
+            else:
+                assert_eq(got, expected, exact=exact)
+            results[below] = numpy.asarray(got)
+    if exact:
+        numpy.testing.assert_array_equal(results[DEFAULT], results[0])
+
+
+@pytest.mark.parametrize("below", [DEFAULT, 0])
+def test_creation_and_random_identical(below):
+    with config.set(replicate_below=below):
+        made = {
+            "zeros": sp.zeros((4, 9)),
+            "arange": sp.arange(3.0, 40.0, 0.7),
+            "linspace": sp.linspace(-1, 1, 33),
+            "eye": sp.eye(6, 8, k=1),
+            "full_like": sp.full_like(sp.ones((3, 5)), 2.5),
+            "random": sp.random.default_rng(7).random((60, 700)),  # 42,000: fused draws
+            "normal": sp.random.default_rng(7).normal(size=(9, 11)),
+            "integers": sp.random.default_rng(7).integers(0, 100, size=(25,)),
+        }
+        for x in made.values():
+            assert _whole(x) == (below > 0)
+    expected = {
+        "zeros": numpy.zeros((4, 9)),
+        "arange": numpy.arange(3.0, 40.0, 0.7),
+        "linspace": numpy.linspace(-1, 1, 33),
+        "eye": numpy.eye(6, 8, k=1),
+        "full_like": numpy.full((3, 5), 2.5),
+    }
+    for k, e in expected.items():
+        assert_eq(made[k], e, exact=True)
+    # Counter-based draws do not depend on the layout: the replicated and split draws agree.
+    with config.set(replicate_below=0):
+        split = numpy.asarray(sp.random.default_rng(7).random((60, 700)))
+        normal = numpy.asarray(sp.random.default_rng(7).normal(size=(9, 11)))
+    numpy.testing.assert_array_equal(numpy.asarray(made["random"]), split)
+    numpy.testing.assert_array_equal(numpy.asarray(made["normal"]), normal)
+
+
+def test_threshold_and_growth():
+    with config.set(replicate_below=100):
+        small = sp.array(_a((9,), 5))
+        assert _whole(small)
+        assert not _whole(sp.zeros(100))  # at the threshold: split
+        with sp.comm_stats() as st:
+            outer = small[:, None] * small[None, :] + 0.0  # 81 elements: still replicated
+            big = small[:, None] * sp.arange(12.0)  # 108 elements: split
+        assert _whole(outer)
+        assert not _whole(big)
+        assert (st.messages_sent, st.messages_received, st.collectives) == (0, 0, 0)
+        assert_eq(big, _a((9,), 5)[:, None] * numpy.arange(12.0), exact=True)
+
+
+def test_replica_meets_split_array():
+    with config.set(replicate_below=50):
+        a = _a((10, 8), 6)
+        big = sp.array(a)  # 80 elements: split
+        small = sp.array(a[2])  # 8: replicated
+        assert _whole(small) and not _whole(big)
+        with sp.comm_stats() as st:
+            r1 = big + small  # the replica broadcasts against the split array
+            r2 = small + big
+        assert r1.layout == big.layout and r2.layout == big.layout
+        assert (st.messages_sent, st.messages_received, st.collectives) == (0, 0, 0)
+        assert_eq(r1, a + a[2], exact=True)
+        assert_eq(r2, a[2] + a, exact=True)
+        # Same shape: the split operand decides, wherever it is.
+        s2 = sp.array(a[:5, :5].copy())  # 25: replicated
+        r3 = s2 * big[:5, :5]
+        assert_eq(r3, a[:5, :5] * a[:5, :5], exact=True)
+
+
+def test_write_split_value_into_replica():
+    with config.set(replicate_below=50):
+        a = _a((12, 9), 7)
+        big = sp.array(a)
+        small = sp.zeros((9,))
+        small[:] = big[5]
+        small[2:4] = big[7, 3:5] * 2
+        small[[0, 8]] = big[1, [4, 6]]
+        exp = a[5].copy()
+        exp[2:4] = a[7, 3:5] * 2
+        exp[[0, 8]] = a[1, [4, 6]]
+        assert _whole(small)
+        # Every rank holds the same data (not only rank 0's block).
+        local = host(small.local)
+        every = small.comm.allgather(local)
+        for r in every:
+            numpy.testing.assert_array_equal(r, exp)
+
+
+def test_from_local_never_replicated(comm):
+    with config.set(replicate_below=DEFAULT):
+        blk = numpy.arange(3.0) + 10 * comm.rank
+        x = sp.from_local(blk)
+        assert x.shape == (3 * comm.size,)
+        assert not _whole(x)
+        y = x * 2
+        assert y.layout == x.layout
+        numpy.testing.assert_array_equal(host(y.local), blk * 2)
+
+
+def test_small_slice_of_split_array_is_replicated():
+    with config.set(replicate_below=50):
+        a = _a((20, 20), 8)
+        big = sp.array(a)
+        got = big[3, :7] + big[:7, 11]
+        assert _whole(got)
+        assert_eq(got, a[3, :7] + a[:7, 11], exact=True)
+        assert_eq(big[3, :] @ big[:, 3], a[3, :] @ a[:, 3], exact=True)
+        assert_eq(big[:4, :6] @ big[6:12, 2:5], a[:4, :6] @ a[6:12, 2:5], exact=True)
+
+
+@pytest.mark.parametrize("below", [DEFAULT, 0])
+def test_element_access(below, comm):
+    a = _a((13, 6), 9)
+    with config.set(replicate_below=below):
+        x = sp.array(a)
+        v = x[:, ::-2].T  # a strided, reversed, transposed view
+        e = a[:, ::-2].T
+        split = not _whole(x) and comm.size > 1
+        for idx in [(0, 0), (2, 12), (-1, -3), (1, 7)]:
+            with sp.comm_stats() as st:
+                got = v[idx]
+            assert type(got) is type(e[idx]) and got == e[idx]
+            assert st.collectives == (1 if split else 0) and st.messages_sent == 0
+            assert st.collective_bytes in ((0, 8) if split else (0,))
+        for idx, val in [((4, 2), 1.5), ((-2, -1), numpy.float32(-3.25)), ((0, 5), 7)]:
+            with sp.comm_stats() as st:
+                x[idx] = val
+            a[idx] = val
+            assert (st.messages_sent, st.collectives) == (0, 0)
+        assert_eq(x, a, exact=True)
+        with pytest.raises(IndexError):
+            x[13, 0]
+        with pytest.raises(TypeError):
+            x[1, 1] = 1j
+        y = sp.arange(10)
+        y[3] = 2.9  # NumPy's cast: truncated
+        assert int(y[3]) == 2 and y[-1] == 9
+
+
+def test_seidel_like_loop_sends_nothing_when_small():
+    n = 12
+    a = numpy.arange(n * n, dtype=float).reshape(n, n) / 7.0
+    with config.set(replicate_below=DEFAULT):
+        x = sp.array(a)
+        with sp.comm_stats() as st:
+            for i in range(1, n - 1):
+                x[i, 1:-1] = (x[i - 1, :-2] + x[i - 1, 1:-1] + x[i + 1, 2:]) / 3.0
+                for j in range(1, n - 1):
+                    x[i, j] = (x[i, j - 1] + x[i, j]) / 2.0
+    for i in range(1, n - 1):
+        a[i, 1:-1] = (a[i - 1, :-2] + a[i - 1, 1:-1] + a[i + 1, 2:]) / 3.0
+        for j in range(1, n - 1):
+            a[i, j] = (a[i, j - 1] + a[i, j]) / 2.0
+    assert (st.messages_sent, st.messages_received, st.collectives) == (0, 0, 0)
+    assert_eq(x, a, exact=True)
