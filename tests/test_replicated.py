@@ -250,3 +250,60 @@ def test_seidel_like_loop_sends_nothing_when_small():
             a[i, j] = (a[i, j - 1] + a[i, j]) / 2.0
     assert (st.messages_sent, st.messages_received, st.collectives) == (0, 0, 0)
     assert_eq(x, a, exact=True)
+
+
+def _numpy_functions():
+    return {
+        "solve": lambda xp, s, v, i: xp.linalg.solve(s, v),
+        "cholesky": lambda xp, s, v, i: xp.linalg.cholesky(s),
+        "eigh": lambda xp, s, v, i: xp.linalg.eigh(s)[0],
+        "svd": lambda xp, s, v, i: xp.linalg.svd(s)[1],
+        "fft": lambda xp, s, v, i: xp.fft.fft(v),
+        "unique": lambda xp, s, v, i: xp.unique(i, return_counts=True)[1],
+        "histogram": lambda xp, s, v, i: xp.histogram(v, bins=3)[0],
+        "nonzero": lambda xp, s, v, i: xp.nonzero(i > 2)[0],
+        "kron": lambda xp, s, v, i: xp.kron(v, v),
+        "median": lambda xp, s, v, i: xp.median(s, axis=0),
+        "isin": lambda xp, s, v, i: xp.isin(i, [1, 3]),
+    }
+
+
+@pytest.mark.parametrize("name", list(_numpy_functions()))
+def test_numpy_functions_on_replicas(name):
+    f = _numpy_functions()[name]
+    m = _a((6, 6), 11)
+    arrs = (m @ m.T + 6 * numpy.eye(6), _a((6,), 12), numpy.arange(20) % 5)
+    expected = f(numpy, *arrs)
+    with config.set(replicate_below=DEFAULT):
+        xs = [sp.array(x) for x in arrs]
+        with sp.comm_stats() as st:
+            got = f(sp, *xs)
+        assert (st.messages_sent, st.messages_received, st.collectives) == (0, 0, 0), st
+        assert _whole(got)
+        assert_eq(got, expected, exact=True)  # NumPy's own computation on every rank
+    with config.set(replicate_below=0):
+        assert_eq(f(sp, *(sp.array(x) for x in arrs)), expected, rtol=1e-10, atol=1e-12)
+
+
+def test_in_place_and_views_on_replicas():
+    a = _a((5, 5), 13)
+    with config.set(replicate_below=DEFAULT):
+        x = sp.array(a)
+        with sp.comm_stats() as st:
+            sp.fill_diagonal(x, 2.0)
+            sp.put(x, [0, 7], [-1.0, -2.0])
+        numpy.fill_diagonal(a, 2.0)
+        numpy.put(a, [0, 7], [-1.0, -2.0])
+        assert (st.messages_sent, st.collectives) == (0, 0)
+        assert_eq(x, a, exact=True)
+        # Functions that give views still give views of the replica.
+        t = sp.transpose(x)
+        t[1, 0] = 9.0
+        d = sp.diagonal(x)
+        a[0, 1] = 9.0
+        assert_eq(x, a, exact=True)
+        assert_eq(d, numpy.diagonal(a), exact=True)
+        with config.set(replicate_below=20):
+            big = sp.kron(x, sp.ones(2))  # 50 elements: past the threshold, split
+        assert not _whole(big)
+        assert_eq(big, numpy.kron(a, numpy.ones(2)), exact=True)

@@ -6,7 +6,9 @@ layers above registered in :mod:`spmdarray.core.registry`); every other
 NumPy function called with a spmdarray argument lands in
 :func:`array_function` and is looked up in the ``HANDLED`` registry.  A
 function that is not registered raises ``NotImplementedError`` naming it: it
-is never computed by silently gathering the array.
+is never computed by silently gathering the array.  A registered function
+whose spmdarray arguments are all replicated is NumPy's own call on each
+rank's copy (:mod:`spmdarray.engine.replicas`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import numpy as np
 from spmdarray.core.fetch import is_distributed
 from spmdarray.core.registry import GUFUNCS, HANDLED, ops, provides
 from spmdarray.engine.elementwise import elementwise
+from spmdarray.engine.replicas import call_on_replicas
 
 __all__ = ["REDUCE_NAMES", "array_ufunc", "array_function"]
 
@@ -79,4 +82,7 @@ def array_function(func, types, args, kwargs):
             f"spmdarray does not implement {name}.{func.__name__} yet; it was not computed by gathering the "
             "array. Call it on numpy.asarray(x) explicitly if the array is small"
         )
+    res = call_on_replicas(func, args, kwargs)  # replicated arguments: NumPy on each rank's copy
+    if res is not NotImplemented:
+        return res
     return impl(*args, **kwargs)

@@ -1,0 +1,96 @@
+"""NumPy functions on replicated arrays: NumPy's own call on each rank's copy.
+
+When every spmdarray argument of a registered NumPy function is replicated
+(every rank holds all of it, see :mod:`spmdarray.core.placement`), each rank
+calls the NumPy function on its copies, with no message, as cuPyNumeric runs
+small arrays eagerly on one processor.  The results are NumPy's, bit for bit,
+identical on every rank; array results come back replicated, or split when
+they grew past ``config.replicate_below``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from spmdarray.core.array import ndarray
+from spmdarray.core.placement import default_layout, is_whole
+from spmdarray.core.storage import Storage
+
+__all__ = ["call_on_replicas"]
+
+#: Functions left to their distributed implementation even on replicas: where
+#: NumPy's default algorithm is not stable, spmdarray's always is (ties keep their order).
+KEEP_DISTRIBUTED = {np.sort, np.argsort, np.partition, np.argpartition}
+
+
+class _Split(Exception):
+    """An argument is a split (not replicated) spmdarray array."""
+
+
+def _copies(obj, found: list):
+    """``obj`` with each replicated spmdarray array replaced by its local copy."""
+    if isinstance(obj, ndarray):
+        if not is_whole(obj._layout):
+            raise _Split
+        found.append(obj)
+        return obj.local
+    if type(obj) is list or type(obj) is tuple:
+        return type(obj)(_copies(o, found) for o in obj)
+    return obj
+
+
+def _aliases(be, res, inputs: list) -> bool:
+    """Whether an array in ``res`` is a view of an input's copy (NumPy returned a view)."""
+    if isinstance(res, (tuple, list)):
+        return any(_aliases(be, r, inputs) for r in res)
+    if isinstance(res, np.ndarray) or be.is_block(res):
+        return any(be.xp.may_share_memory(res, i) for i in inputs)
+    return False
+
+
+def _wrap(ctx, be, res):
+    if isinstance(res, np.ndarray) or be.is_block(res):
+        lay = default_layout(res.shape, ctx.size)
+        out = ndarray._new(Storage(ctx, lay, res.dtype), None)
+        if lay.owned_size(ctx.rank):
+            out.local[...] = be.asarray(res[tuple(slice(lo, hi) for lo, hi in lay.block(ctx.rank))])
+        return out
+    if isinstance(res, tuple):
+        items = [_wrap(ctx, be, r) for r in res]
+        return type(res)._make(items) if hasattr(res, "_fields") else tuple(items)
+    if isinstance(res, list):
+        return [_wrap(ctx, be, r) for r in res]
+    return res
+
+
+def call_on_replicas(func, args, kwargs):
+    """``func(*args, **kwargs)`` computed by NumPy on each rank's copies, or NotImplemented.
+
+    Collective in the sense that every rank must call it alike; it sends
+    nothing.  NotImplemented (having changed nothing) when an argument is a
+    split spmdarray array, when ``out=`` is given, for the functions in
+    :data:`KEEP_DISTRIBUTED`, or when NumPy returns a view of an argument
+    (the distributed implementation then returns a spmdarray view).
+    In-place functions (``put``, ``fill_diagonal`` ...) write the copies.
+    """
+    if func in KEEP_DISTRIBUTED or "out" in kwargs:
+        return NotImplemented
+    found: list = []
+    try:
+        largs = _copies(args, found)
+        lkw = {k: _copies(v, found) for k, v in kwargs.items()}
+    except _Split:
+        return NotImplemented
+    if not found:
+        return NotImplemented
+    ctx = found[0]._st.ctx
+    if any(x._st.ctx is not ctx for x in found):
+        return NotImplemented
+    be = found[0]._st.be
+    inputs = [x.local for x in found]
+    res = func(*largs, **lkw)
+    if _aliases(be, res, inputs):
+        return NotImplemented
+    for x in found:  # an in-place function may have written a copy
+        x._st.bump()
+    return _wrap(ctx, be, res)
