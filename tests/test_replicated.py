@@ -194,12 +194,17 @@ def test_from_local_never_replicated(comm):
         numpy.testing.assert_array_equal(host(y.local), blk * 2)
 
 
-def test_small_slice_of_split_array_is_replicated():
+def test_small_slice_of_split_array_is_replicated(comm):
     with config.set(replicate_below=50):
         a = _a((20, 20), 8)
         big = sp.array(a)
-        got = big[3, :7] + big[:7, 11]
+        with sp.comm_stats() as st:
+            got = big[3, :7] + big[:7, 11]
         assert _whole(got)
+        # Each slice reaches every rank with one collective (a Bcast from a single
+        # holder, else an Allgatherv), never with point-to-point messages.
+        assert (st.messages_sent, st.messages_received) == (0, 0)
+        assert st.collectives == (2 if comm.size > 1 else 0)
         assert_eq(got, a[3, :7] + a[:7, 11], exact=True)
         assert_eq(big[3, :] @ big[:, 3], a[3, :] @ a[:, 3], exact=True)
         assert_eq(big[:4, :6] @ big[6:12, 2:5], a[:4, :6] @ a[6:12, 2:5], exact=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from spmdarray.comm import allgather_blocks
+from spmdarray.comm import allgather_blocks, bcast_array
 from spmdarray.core.placement import is_whole
 from spmdarray.decomposition import box_size
 
@@ -14,8 +14,8 @@ __all__ = ["gather", "summary", "text"]
 def gather(x) -> np.ndarray:
     """The whole global array on every rank (``numpy.asarray(x)``).  Collective.
 
-    One ``Allgatherv`` of the primary copy of every block; a replicated
-    array is copied locally.
+    One ``Allgatherv`` of the primary copy of every block, or one ``Bcast``
+    when a single rank holds it all; a replicated array is copied locally.
     """
     ctx = x._st.ctx
     lay = x._layout
@@ -23,6 +23,10 @@ def gather(x) -> np.ndarray:
     if ctx.size == 1 or is_whole(lay):  # every rank holds it all: no message
         return np.array(be.to_host(x.local), copy=True)
     owners = set(lay.owners())
+    holders = [r for r in sorted(owners) if box_size(lay.block(r))]
+    if len(holders) == 1:  # one rank holds it all (a row of a row-split array): one Bcast
+        root = holders[0]
+        return bcast_array(ctx, be.to_host(x.local) if ctx.rank == root else None, root, x.shape, x.dtype)
     shapes = [tuple(hi - lo for lo, hi in lay.block(r)) if r in owners else (0,) for r in range(ctx.size)]
     mine = be.to_host(x.local) if ctx.rank in owners else np.empty((0,), x.dtype)
     parts = allgather_blocks(ctx.comm, mine, shapes)

@@ -15,6 +15,7 @@ import numpy as np
 from spmdarray.backend.backends import backend_of
 from spmdarray.comm import start_exchange
 from spmdarray.core.array import ndarray
+from spmdarray.core.conversion import gather
 from spmdarray.core.flights import Flight
 from spmdarray.core.placement import default_layout, is_whole, result_layout
 from spmdarray.decomposition import Layout, ViewMap, fetch_plan, view_layout
@@ -160,8 +161,15 @@ def fetch_start(ctx, items: list, out_layout: Layout):
     pending = []
     rank = ctx.rank if ctx is not None else 0
     be = backend_of(ctx) if ctx is not None else None
+    whole = ctx is not None and ctx.size > 1 and is_whole(out_layout)
     for i, it in enumerate(items):
-        if isinstance(it, ndarray) and it._map.broadcast_axes:
+        if whole and isinstance(it, ndarray) and not is_whole(it._layout):
+            # Every rank needs all of it: one collective (a Bcast from a single
+            # holder, else an Allgatherv), not a message from each holder to each rank.
+            out[i] = _slice_replicated(gather(it), out_layout.shape, out_layout.block(rank))
+            if be.is_device:
+                out[i] = be.asarray(out[i])
+        elif isinstance(it, ndarray) and it._map.broadcast_axes:
             out[i] = _fetch_broadcast(ctx, it, out_layout)
         elif isinstance(it, ndarray):
             st, vm = it._st, it._map
