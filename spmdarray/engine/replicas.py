@@ -49,6 +49,8 @@ def _aliases(be, res, inputs: list) -> bool:
 
 
 def _wrap(ctx, be, res):
+    if be.is_device and be.is_block(res) and not res.ndim:
+        return np.asarray(be.to_host(res))[()]  # CuPy's 0-d result: NumPy's scalar
     if isinstance(res, np.ndarray) or be.is_block(res):
         lay = default_layout(res.shape, ctx.size)
         out = ndarray._new(Storage(ctx, lay, res.dtype), None)
