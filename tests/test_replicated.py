@@ -312,3 +312,48 @@ def test_in_place_and_views_on_replicas():
             big = sp.kron(x, sp.ones(2))  # 50 elements: past the threshold, split
         assert not _whole(big)
         assert_eq(big, numpy.kron(a, numpy.ones(2)), exact=True)
+
+
+def _lu(xp, a):
+    """npbench's ``lu`` kernel: scalar reads and writes and small dot products in a loop."""
+    n = a.shape[0]
+    for i in range(n):
+        for j in range(i):
+            a[i, j] -= a[i, :j] @ a[:j, j]
+            a[i, j] /= a[j, j]
+        for j in range(i, n):
+            a[i, j] -= a[i, :i] @ a[:i, j]
+    return a
+
+
+def test_lu_kernel_replicated_is_numpy_with_no_message():
+    m = _a((14, 14), 14) + 14 * numpy.eye(14)
+    expected = _lu(numpy, m.copy())
+    with config.set(replicate_below=DEFAULT):
+        x = sp.array(m)
+        with sp.comm_stats() as st:
+            _lu(sp, x)
+    assert (st.messages_sent, st.messages_received, st.collectives) == (0, 0, 0)
+    assert_eq(x, expected, exact=True)
+    with config.set(replicate_below=0):
+        y = _lu(sp, sp.array(m))
+    assert_eq(y, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_fused_chain_on_replicas():
+    """Above ``fuse_min_size`` elementwise chains are deferred and fused; on replicas too."""
+    a, b = _a((200, 150), 15), _a((200, 150), 16)
+    expected = numpy.sqrt((a * 2.5 + b) ** 2 - a * b) / (1.0 + a)
+    got = {}
+    for below in (DEFAULT, 0):
+        with config.set(replicate_below=below):
+            x, y = sp.array(a), sp.array(b)
+            assert _whole(x) == (below > 0)
+            for _ in range(4):  # evaluated by NumPy first, then by the compiled kernel
+                with sp.comm_stats() as st:
+                    r = sp.sqrt((x * 2.5 + y) ** 2 - x * y) / (1.0 + x)
+                    got[below] = numpy.asarray(r)
+                if below:
+                    assert (st.messages_sent, st.collectives) == (0, 0)
+                assert_eq(r, expected, exact=True)
+    numpy.testing.assert_array_equal(got[DEFAULT], got[0])
