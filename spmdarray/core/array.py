@@ -133,6 +133,8 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
     def local(self) -> np.ndarray:
         """This rank's owned block as a writable NumPy view.  Not collective.
 
+        For a replicated array (a small one, see ``config.replicate_below``)
+        this is the whole array on every rank: write it alike on every rank.
         After writing through it, call :meth:`mark_modified` (collective) so
         that cached halos of views of this array are refreshed.
         """
