@@ -18,11 +18,14 @@ from .collectives import (
 from .context import MPI, Context, default_context, get_context, local_rank, on_new_context, set_default_comm
 from .io_sync import gather_errors, pass_turn, wait_turn
 from .stats import COUNTERS, CommStats, comm_stats
+from .trace import CommTrace, TraceRecord, comm_trace, label_frames
 from .transport import Exchange, start_exchange
 
 __all__ = [
     "COUNTERS",
     "CommStats",
+    "CommTrace",
+    "TraceRecord",
     "Context",
     "Exchange",
     "MPI",
@@ -34,10 +37,12 @@ __all__ = [
     "barrier",
     "bcast_array",
     "comm_stats",
+    "comm_trace",
     "default_context",
     "first_failure",
     "gather_errors",
     "get_context",
+    "label_frames",
     "local_rank",
     "on_new_context",
     "pass_turn",

@@ -12,10 +12,13 @@ stream synchronisation) or a reused pinned host buffer to stage through.
 
 from __future__ import annotations
 
+from time import perf_counter
+
 import numpy as np
 
 from .context import MPI, Context
 from .stats import COUNTERS
+from .trace import TRACING, note_exchange, note_wait
 
 __all__ = ["Exchange", "start_exchange"]
 
@@ -33,7 +36,7 @@ class Exchange:
     contiguous) land in a staging buffer that :meth:`wait` copies out.
     """
 
-    __slots__ = ("requests", "copies", "keep", "finish", "pinned", "backend")
+    __slots__ = ("requests", "copies", "keep", "finish", "pinned", "backend", "trace")
 
     def __init__(self, backend=None) -> None:
         self.requests: list = []
@@ -42,11 +45,17 @@ class Exchange:
         self.finish: list = []  # unpacking of staged receives
         self.pinned: list = []  # staged send buffers, back to the pool after the wait
         self.backend = backend
+        self.trace = None  # set while tracing (``comm.trace``): whom to charge the wait
 
     def wait(self) -> None:
         """Complete every request and unpack staged receives.  Not collective."""
         if self.requests:
-            MPI().Request.Waitall(self.requests)
+            if self.trace is not None:
+                t0 = perf_counter()
+                MPI().Request.Waitall(self.requests)
+                note_wait(self.trace, perf_counter() - t0)
+            else:
+                MPI().Request.Waitall(self.requests)
             self.requests = []
         for dst, buf in self.copies:
             dst[...] = buf
@@ -75,9 +84,13 @@ def start_exchange(ctx: Context, sends: list, recvs: list) -> Exchange:
         Source rank and a writable destination of the expected shape.
     """
     be = ctx.backend
+    tag = None if TRACING.rec is None else note_exchange(sends, recvs)
     if be is not None and be.is_device:
-        return _start_device(ctx, be, sends, recvs)
+        ex = _start_device(ctx, be, sends, recvs)
+        ex.trace = tag
+        return ex
     ex = Exchange()
+    ex.trace = tag
     comm = ctx.comm
     for src, dst in recvs:
         if dst.size == 0:

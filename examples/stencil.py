@@ -11,6 +11,7 @@ the halo bytes and messages each rank sent per iteration.
 """
 
 import argparse
+import contextlib
 import resource
 import sys
 import time
@@ -20,6 +21,7 @@ parser.add_argument("-N", type=int, default=4000, help="interior grid size (defa
 parser.add_argument("--iters", type=int, default=20, help="timed iterations (default 20)")
 parser.add_argument("--numpy", action="store_true", help="run with plain NumPy instead")
 parser.add_argument("--check", action="store_true", help="verify against NumPy from the same initial grid")
+parser.add_argument("--trace", action="store_true", help="print the communication by source line (comm_trace)")
 args = parser.parse_args()
 
 if args.numpy:
@@ -63,7 +65,7 @@ if args.numpy:
     sent = msgs = 0
 else:
     grid.comm.Barrier()
-    with np.comm_stats() as stats:
+    with np.comm_stats() as stats, np.comm_trace() if args.trace else contextlib.nullcontext() as trace:
         t0 = time.perf_counter()
         jacobi(grid, args.iters)
         grid.comm.Barrier()
@@ -92,6 +94,8 @@ if rank == 0:
         print(f"  halo bytes/iter per rank  {', '.join(f'{b:.0f}' for b in per_iter)}")
         print(f"  halo msgs/iter (rank 0)   {msgs / args.iters:.1f}")
     print(f"  peak RSS per rank (MiB)   {', '.join(f'{p:.0f}' for p in peaks)}")
+    if args.trace:
+        print(trace.table())
     if args.check:
         print(f"  max |spmdarray - numpy|   {err:.3e}  {'OK' if ok else 'MISMATCH'}")
 if args.check and not ok:

@@ -8,7 +8,7 @@ it, sits below the package's ``__init__`` instead of importing it back.
 # imported before the ones above it.
 from spmdarray import fft, io, linalg, random  # noqa: F401
 from spmdarray.backend.backends import backend_info
-from spmdarray.comm import CommStats, comm_stats, set_default_comm
+from spmdarray.comm import CommStats, CommTrace, comm_stats, comm_trace, set_default_comm
 from spmdarray.core.array import ndarray
 from spmdarray.core.thunk import sync
 from spmdarray.engine import dispatch as _dispatch  # noqa: F401
@@ -47,6 +47,8 @@ __all__ = [
     "backend_info",
     "checkpoint",
     "comm_stats",
+    "comm_trace",
+    "CommTrace",
     "asarray_chkfinite",
     "config",
     "from_dlpack",

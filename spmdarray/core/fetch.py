@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from spmdarray.backend.backends import backend_of
-from spmdarray.comm import start_exchange
+from spmdarray.comm import label_frames, start_exchange
 from spmdarray.core.array import ndarray
 from spmdarray.core.conversion import gather
 from spmdarray.core.flights import Flight
@@ -219,6 +219,17 @@ def fetch_finish(fetches: list, flight) -> None:
     """
     if flight is not None:
         flight.wait()
+
+
+def _fetch_label(frame) -> tuple[str, str]:
+    """Trace label of a :func:`fetch_start` frame: halo exchange when every message is a halo."""
+    fl = frame.f_locals.get("fetches") or {}
+    plans = [f.plan for f in fl.values()]
+    halo = plans and all(h for p in plans for *_, h in (*p.sends, *p.recvs))
+    return "kind", "halo exchange" if halo else "redistribute"
+
+
+label_frames(fetch_start, _fetch_label)
 
 
 def _slice_replicated(arr: np.ndarray, shape, block):

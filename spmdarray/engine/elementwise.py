@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from spmdarray.comm import allgather_object, bcast_array
+from spmdarray.comm import allgather_object, bcast_array, label_frames
 from spmdarray.core.array import ndarray
 from spmdarray.core.dtypes import _checked_dtypes, _dummy, _shape_of, cached_dtypes
 from spmdarray.core.fetch import _as_operand, choose_layout, context_of, fetch, is_distributed
@@ -339,6 +339,16 @@ def assign(dst, value) -> None:
             loc = loc.copy()
         d[...] = loc
     dst._st.bump()
+
+
+def _op_label(frame) -> tuple[str, str]:
+    """Trace label of an :func:`elementwise` frame: the ufunc's name."""
+    func = frame.f_locals.get("func")
+    return "op", getattr(func, "__name__", "elementwise")
+
+
+label_frames(elementwise, _op_label)
+label_frames(assign, lambda frame: ("op", "assignment"))
 
 
 @provides("to_scalar")

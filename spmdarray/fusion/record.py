@@ -47,7 +47,7 @@ import weakref
 import numpy as np
 
 from spmdarray.backend.backends import backend_of, context
-from spmdarray.comm import local_rank
+from spmdarray.comm import label_frames, local_rank
 from spmdarray.core.array import ndarray
 from spmdarray.core.dtypes import _checked_dtypes
 from spmdarray.core.fetch import choose_layout, fetch_start
@@ -293,6 +293,14 @@ def record(func, args, out, where, nout, kwargs):
     if nops > config.fuse_max_ops:
         res._st  # noqa: B018 - evaluates (locally)
     return res
+
+
+def _op_label(frame) -> tuple[str, str]:
+    """Trace label of a :func:`record` frame: the ufunc's name."""
+    return "op", getattr(frame.f_locals.get("func"), "__name__", "fused")
+
+
+label_frames(record, _op_label)
 
 
 def _inlinable(a, layout) -> bool:
