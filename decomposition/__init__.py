@@ -7,7 +7,17 @@ half-open global ``(lo, hi)`` ranges; *view* coordinates address a view,
 
 from .blocks import block_bounds, block_of, find_coord
 from .grid import factorisations, process_grid
-from .layout import Box, Layout, box_contains, box_intersect, box_size, ravel, unravel
+from .layout import (
+    Box,
+    Layout,
+    box_contains,
+    box_intersect,
+    box_size,
+    cells_to_receive,
+    cheapest_layout,
+    ravel,
+    unravel,
+)
 from .plan import FetchPlan, fetch_plan, ghost_box, need_box, plan_mode
 from .view import ViewMap, normalize_key, strided_range, view_layout
 
@@ -21,6 +31,8 @@ __all__ = [
     "box_contains",
     "box_intersect",
     "box_size",
+    "cells_to_receive",
+    "cheapest_layout",
     "factorisations",
     "fetch_plan",
     "find_coord",

@@ -285,3 +285,58 @@ def _block(layout: Layout, rank: int) -> Box:
         else:
             out.append(iv[c[layout.grid_axis_of(a)]])
     return tuple(out)
+
+
+@lru_cache(maxsize=4096)
+def cells_to_receive(src: Layout, dst: Layout) -> int:
+    """Elements all ranks together receive to hold ``dst``'s blocks of an array laid out as ``src``.
+
+    Rank ``r`` computes on ``dst.block(r)``; the part of it that ``src``
+    already places on ``r`` stays, the rest arrives by message (a halo or a
+    redistribution).  Both layouts describe the same global shape on the same
+    ranks.  Pure; cached.
+
+    Examples
+    --------
+    >>> a = Layout.balanced((10,), 2)                 # (0, 5) (5, 10)
+    >>> b = Layout.from_extents(((3, 7),))            # (0, 3) (3, 10)
+    >>> cells_to_receive(a, b), cells_to_receive(a, a)
+    (2, 0)
+    """
+    total = 0
+    for r in range(dst.nprocs):
+        need = dst.owned_size(r)
+        if need:
+            total += need - (box_size(box_intersect(src.block(r), dst.block(r))) if src.holds(r) else 0)
+    return total
+
+
+@lru_cache(maxsize=4096)
+def cheapest_layout(candidates: tuple, operands: tuple, preferred: Layout) -> Layout:
+    """The candidate layout on which the operands move the fewest bytes.  Pure; cached.
+
+    Parameters
+    ----------
+    candidates : tuple of Layout
+        Where the operation could be computed, in order of preference.
+    operands : tuple of (Layout, int)
+        Each operand's layout and item size in bytes.
+    preferred : Layout
+        Wins ties (the balanced layout new arrays get, so that the result
+        lines up with them later); further ties go to the first candidate.
+
+    Each candidate costs the bytes all ranks together receive to align every
+    operand with it (:func:`cells_to_receive` times the item size).
+
+    Examples
+    --------
+    >>> a, b = Layout.balanced((10,), 2), Layout.from_extents(((3, 7),))
+    >>> cheapest_layout((b, a), ((b, 8), (a, 8), (a, 8)), a) == a   # moves one b, not two a
+    True
+    """
+    best, best_key = None, None
+    for lay in candidates:
+        key = (sum(cells_to_receive(src, lay) * size for src, size in operands), lay != preferred)
+        if best_key is None or key < best_key:
+            best, best_key = lay, key
+    return best

@@ -18,7 +18,8 @@ from spmdarray.core.array import ndarray
 from spmdarray.core.conversion import gather
 from spmdarray.core.flights import Flight
 from spmdarray.core.placement import default_layout, is_whole, result_layout
-from spmdarray.decomposition import Layout, ViewMap, fetch_plan, view_layout
+from spmdarray.core.registry import provides
+from spmdarray.decomposition import Layout, ViewMap, cheapest_layout, fetch_plan, view_layout
 
 __all__ = ["fetch", "fetch_start", "fetch_finish", "choose_layout", "context_of", "is_distributed"]
 
@@ -250,37 +251,47 @@ def _as_operand(x):
     return np.asarray(x)
 
 
+@provides("choose_layout")
 def choose_layout(ctx, args, shape) -> Layout:
     """Layout to compute an operation of output ``shape`` on.
 
     A small result of small or replicated operands is replicated
-    (:func:`~spmdarray.core.placement.result_layout`).  Otherwise the first
-    split operand of that shape wins (so ``center + north``
-    is computed where ``center`` lives and needs only halos), preferring one
-    without idle ranks; otherwise a fresh balanced layout.
+    (:func:`~spmdarray.core.placement.result_layout`).  Otherwise the
+    candidates are the layouts of the split operands of that shape
+    (preferring those without idle ranks), and
+    :func:`~spmdarray.decomposition.cheapest_layout` picks the one that moves
+    the fewest bytes, so the choice does not depend on the operand order.  A
+    replica meeting a split array takes the split layout, reading its own
+    copy.  Without such an operand: the default layout.
 
     When the first operand has siblings, views of the same base with the same
-    steps but other offsets (``north + south``), the operation is computed on
-    the view half-way between them (here ``center``, rounding toward the first
-    operand), so each sibling moves only its own halo and a later assignment to
-    the middle view moves nothing.
+    steps but other offsets (``north + south``), the view half-way between
+    them (here ``center``, rounding toward the first operand) is the first
+    candidate: each sibling then moves only its own halo, and a later
+    assignment to the middle view moves nothing.
     """
     small = result_layout(args, shape, ctx.size)
     if small is not None:
         return small
-    best = whole = None
-    for i, a in enumerate(args):
-        if isinstance(a, ndarray) and a._map.shape == shape and not a._map.broadcast_axes:
-            # (A broadcast view's repeated axes are not split: never compute there.
-            # A replica meeting a split array takes the split layout, reading its own copy.)
-            lay = a._layout
-            if lay.nprocs > 1 and is_whole(lay):
-                whole = whole or lay
-            elif all(f is None for f in lay.gfixed):
-                return _between(a, args[i + 1 :], lay)
-            else:
-                best = best or lay
-    return best or whole or default_layout(shape, ctx.size)
+    full = [
+        (i, a)
+        for i, a in enumerate(args)
+        if isinstance(a, ndarray) and a._map.shape == shape and not a._map.broadcast_axes
+    ]
+    # (A broadcast view's repeated axes are not split: never compute there.)
+    lays = [a._layout for _, a in full]
+    split = [k for k, lay in enumerate(lays) if not (lay.nprocs > 1 and is_whole(lay))]
+    if not split:
+        return lays[0] if lays else default_layout(shape, ctx.size)
+    busy = [k for k in split if lays[k].gfixed.count(None) == len(lays[k].gfixed)]
+    if not busy:
+        return lays[split[0]]
+    i, first = full[busy[0]]
+    lay = _between(first, args[i + 1 :], lays[busy[0]])
+    if all(x is lay for x in lays) or all(x == lay for x in lays):
+        return lay
+    operands = tuple([(x, a.dtype.itemsize) for x, (_, a) in zip(lays, full)])
+    return cheapest_layout((lay, *[lays[k] for k in busy]), operands, Layout.balanced(shape, ctx.size))
 
 
 def _between(first, rest, lay: Layout) -> Layout:

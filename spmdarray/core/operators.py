@@ -96,6 +96,8 @@ def _maybe_reuse(ufunc, a, b, args):
     if isinstance(b, OperatorsMixin):
         if b.shape != a.shape or b._s is a._s:
             return None
+        if b._layout != a._layout and ops.choose_layout(a._s.ctx, args, a.shape) != a._layout:
+            return None  # the operation is computed on another layout (the cheaper one)
     elif isinstance(b, (np.ndarray, np.generic)):
         if np.ndim(b) > a.ndim or (np.ndim(b) and np.broadcast_shapes(np.shape(b), a.shape) != a.shape):
             return None

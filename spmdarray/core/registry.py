@@ -60,6 +60,8 @@ class _Ops:
     """
 
     __slots__ = (
+        # spmdarray.core.fetch
+        "choose_layout",  # fetch.choose_layout(ctx, args, shape): where an elementwise operation runs
         # spmdarray.engine
         "elementwise",  # elementwise.elementwise(func, args, out=None, where=True, nout=1, **kw)
         "assign",  # elementwise.assign(dst, value): dst[...] = value
