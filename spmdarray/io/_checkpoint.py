@@ -20,9 +20,8 @@ from spmdarray.comm import get_context
 from spmdarray.decomposition import ViewMap
 from spmdarray.io import _h5
 from spmdarray.io._errors import DatasetNotFoundError, agree, attempt
-from spmdarray.io._read import array_dtype, check_file, open_dataset, read_into
+from spmdarray.io._read import array_dtype, check_file, check_like, open_dataset, read_into, target
 from spmdarray.io._write import _arrays, save
-from spmdarray.routines.creation import empty
 
 __all__ = ["Checkpoint", "checkpoint", "restore"]
 
@@ -139,11 +138,32 @@ def _inspect(path: str, expect: Mapping | None):
     return step, specs, attrs
 
 
-def restore(path, expect: Mapping | None = None, comm=None) -> Checkpoint:
+def _like_for(like, name: str, shape: tuple, specs: list):
+    """The array whose layout stored array ``name`` is read into, or None (balanced).  Not collective."""
+    if like is None:
+        return None
+    if isinstance(like, Mapping):
+        unknown = sorted(set(like) - {n for n, _, _ in specs})
+        if unknown:
+            raise ValueError(
+                f"restore: like= names {unknown}, which the checkpoint does not hold; it holds "
+                f"{[n for n, _, _ in specs]}"
+            )
+        return like.get(name)
+    if not any(tuple(s) == tuple(like.shape) for _, s, _ in specs):
+        raise ValueError(
+            f"restore: like= has shape {tuple(like.shape)}, but the checkpoint's arrays have shapes "
+            f"{ {n: s for n, s, _ in specs} }; pass an array of one of those shapes, or a mapping name -> array"
+        )
+    return like if tuple(like.shape) == tuple(shape) else None
+
+
+def restore(path, expect: Mapping | None = None, comm=None, *, like=None) -> Checkpoint:
     """Read a file written by :func:`checkpoint`, at any rank count.
 
     Collective.  Each array gets the default (balanced) layout for this
-    communicator, and each rank reads only its own blocks.
+    communicator, or the layout of an existing array (``like=``), and each
+    rank reads only its own blocks.
 
     Parameters
     ----------
@@ -154,6 +174,12 @@ def restore(path, expect: Mapping | None = None, comm=None) -> Checkpoint:
         ``.dtype`` are compared) or a ``(shape, dtype)`` pair, either part
         None to skip it.  Checked before anything is read.
     comm : mpi4py communicator, optional
+    like : spmdarray.ndarray or mapping, optional
+        Read into the layout of an existing array instead of the balanced
+        one, for example an array made by :func:`spmdarray.from_local` from
+        your own blocks.  An array: used for every stored array of its shape
+        (the others stay balanced).  A mapping: array name to such an array,
+        each of the stored array's shape.  Its communicator is used.
 
     Returns
     -------
@@ -166,7 +192,8 @@ def restore(path, expect: Mapping | None = None, comm=None) -> Checkpoint:
     FileNotFoundError, OSError
         No such file, or not an HDF5 file.
     ValueError
-        Not a spmdarray checkpoint, or a shape that does not match ``expect``.
+        Not a spmdarray checkpoint, a shape that does not match ``expect``,
+        or a ``like`` that matches no array (or another shape than its array).
     TypeError
         A dtype that does not match ``expect``.
     DatasetNotFoundError
@@ -180,12 +207,19 @@ def restore(path, expect: Mapping | None = None, comm=None) -> Checkpoint:
     >>> u = arrays["u"]                                                                              # doctest: +SKIP
     """
 
-    ctx = get_context(comm)
+    what = "restore"
+    likes = like if isinstance(like, Mapping) else {}
+    first = next(iter(likes.values()), None) if likes else like
+    ctx = get_context(comm) if first is None else check_like(first, what)
+    for v in likes.values():
+        check_like(v, what)
     use_parallel = _h5.parallel()
     path = os.fspath(path)
     meta, err = attempt(_inspect, path, expect) if ctx.rank == 0 else (None, None)
     step, specs, attrs = agree(ctx, err, meta)
-    arrays = {name: empty(shape, dtype, comm=ctx) for name, shape, dtype in specs}
+    arrays = {
+        name: target(shape, dtype, ctx, _like_for(like, name, shape, specs), what) for name, shape, dtype in specs
+    }
     _h5.logger.debug("restore(%r) on %d ranks: %s", path, ctx.size, _h5.describe(use_parallel))
 
     def run() -> None:

@@ -7,14 +7,15 @@ import os
 import numpy as np
 
 from spmdarray.comm import get_context
+from spmdarray.core.array import ndarray
 from spmdarray.decomposition import ViewMap, normalize_key
 from spmdarray.io import _h5
 from spmdarray.io._errors import DatasetNotFoundError, agree, attempt
 from spmdarray.io._slabs import relative, transfers
-from spmdarray.routines.creation import empty
+from spmdarray.routines.creation import empty, empty_like
 from spmdarray.settings import config
 
-__all__ = ["array_dtype", "check_file", "load_hdf5", "open_dataset", "read_into"]
+__all__ = ["array_dtype", "check_file", "load_hdf5", "open_dataset", "read_into", "target"]
 
 
 def array_dtype(dtype: np.dtype, what: str) -> np.dtype:
@@ -131,7 +132,33 @@ def read_into(x, dset, vmap: ViewMap, collective: bool) -> None:
             _h5.to_local(local[(*relative(box, block), ...)], data)
 
 
-def load_hdf5(source, dataset: str | None = None, comm=None, *, select=None):
+def check_like(like, what: str):
+    """``like`` checked to be a spmdarray array (TypeError otherwise); its context.  Not collective."""
+    if not isinstance(like, ndarray):
+        raise TypeError(
+            f"{what}: like= must be a spmdarray array whose layout the data is read into, got {type(like).__name__}; "
+            "wrap your own blocks with spmdarray.from_local(block) first"
+        )
+    return like._st.ctx
+
+
+def target(shape: tuple, dtype, ctx, like, what: str):
+    """A new array of ``shape`` and ``dtype`` to read into: balanced, or laid out as ``like``.
+
+    Collective (no communication).  ``like`` must have ``shape`` (ValueError
+    naming both shapes otherwise).
+    """
+    if like is None:
+        return empty(shape, dtype, comm=ctx)
+    if tuple(like.shape) != tuple(shape):
+        raise ValueError(
+            f"{what}: like= has shape {tuple(like.shape)} but the data has shape {tuple(shape)}; pass an array of "
+            "the data's shape (or select= a part of that shape), or omit like= for the balanced layout"
+        )
+    return empty_like(like, dtype=dtype)
+
+
+def load_hdf5(source, dataset: str | None = None, comm=None, *, select=None, like=None):
     """Read an HDF5 dataset into a distributed array.
 
     Collective.  The result has the default (balanced) layout for its shape,
@@ -157,6 +184,11 @@ def load_hdf5(source, dataset: str | None = None, comm=None, *, select=None):
         ``h5py_dataset[select]``: integers, slices with any step, ``None``
         and ``...``; for example ``numpy.s_[100:200, ::2]``.  Only the
         selected elements are read.
+    like : spmdarray.ndarray, optional
+        Read into this array's layout instead of the balanced one: each rank
+        reads exactly the cells ``like`` holds there, for example the blocks
+        of an array made by :func:`spmdarray.from_local`.  It must have the
+        dataset's (or the selection's) shape; its communicator is used.
 
     Returns
     -------
@@ -174,6 +206,8 @@ def load_hdf5(source, dataset: str | None = None, comm=None, *, select=None):
         Variable-length or reference types, which arrays cannot hold.
     IndexError
         ``select`` does not fit the dataset's shape.
+    ValueError
+        ``like`` has another shape than the data.
 
     Every error is raised on every rank.
 
@@ -184,9 +218,9 @@ def load_hdf5(source, dataset: str | None = None, comm=None, *, select=None):
     >>> part = spmdarray.load_hdf5("run.h5", "u", select=numpy.s_[100:200, ::2])  # doctest: +SKIP
     """
 
-    ctx = get_context(comm)
-    use_parallel = _h5.parallel()
     what = "load_hdf5"
+    ctx = get_context(comm) if like is None else check_like(like, what)
+    use_parallel = _h5.parallel()
     if _h5.is_dataset(source):
         if dataset is not None:
             raise TypeError(
@@ -196,14 +230,14 @@ def load_hdf5(source, dataset: str | None = None, comm=None, *, select=None):
         meta, err = attempt(_describe, source, select, what)
         shape, dtype, vmap = agree(ctx, err, meta)
         collective = source.file.driver == "mpio"
-        x = empty(vmap.shape, dtype, comm=ctx)
+        x = target(vmap.shape, dtype, ctx, like, what)
         _h5.logger.debug("load_hdf5(%r): %s", source.name, _h5.describe(collective))
         agree(ctx, attempt(read_into, x, source, vmap, collective)[1], which_rank=True)
         return x
     path = os.fspath(source)
     meta, err = attempt(_inspect_path, path, dataset, select, what) if ctx.rank == 0 else (None, None)
     shape, dtype, vmap = agree(ctx, err, meta)
-    x = empty(vmap.shape, dtype, comm=ctx)
+    x = target(vmap.shape, dtype, ctx, like, what)
     _h5.logger.debug("load_hdf5(%r, %r) on %d ranks: %s", path, dataset, ctx.size, _h5.describe(use_parallel))
 
     def run() -> None:

@@ -336,10 +336,11 @@ def identity(n, dtype=None, *, comm=None, like=None, backend=None):
     return eye(n, dtype=dtype or float, comm=comm, backend=backend)
 
 
-def from_local(block, comm=None, *, grid=None):
+def from_local(block, comm=None, *, grid=None, ghost=0):
     """Wrap each rank's existing NumPy or CuPy block as one global array.
 
-    Collective.  The blocks are not copied: the result aliases them.  CuPy
+    Collective.  The blocks are not copied: the result aliases them (unless
+    ``ghost`` is given).  CuPy
     blocks make an array on the ``cupy`` backend, NumPy blocks one on the
     ``numpy`` backend, whatever ``SPMDARRAY_BACKEND`` says; every rank must
     pass the same kind.
@@ -353,6 +354,14 @@ def from_local(block, comm=None, *, grid=None):
     grid : tuple of int, optional
         Process grid (C order of ranks).  Default: blocks are stacked along
         axis 0 in rank order, so every other extent must agree.
+    ghost : int, optional
+        Width of the ghost frame around each block, along every axis split
+        over more than one rank (default 0: none).  With a frame, shifted
+        views (stencils) receive their halos into it and compute on plain
+        views, as arrays made by spmdarray do; without one they go through a
+        temporary buffer.  The block is then *copied* into the framed
+        allocation: the result no longer aliases it (read it back with
+        ``x.local``).  Every rank must pass the same value.
 
     Raises
     ------
@@ -368,13 +377,15 @@ def from_local(block, comm=None, *, grid=None):
         block = np.asarray(block)
     ctx = context(comm, "numpy")
     kind = "cupy" if device else "numpy"
-    infos = allgather_object(ctx, (tuple(block.shape), np.dtype(block.dtype).str, kind))
-    if len({k for _, _, k in infos}) != 1:
+    infos = allgather_object(ctx, (tuple(block.shape), np.dtype(block.dtype).str, kind, ghost))
+    if len({repr(g) for *_, g in infos}) != 1:
+        raise ValueError(f"from_local: every rank must pass the same ghost=; got {[g for *_, g in infos]} by rank")
+    if len({k for _, _, k, _ in infos}) != 1:
         raise TypeError(
-            f"from_local: every rank must pass the same kind of block (NumPy or CuPy); got {[k for *_, k in infos]}"
+            f"from_local: every rank must pass the same kind of block (NumPy or CuPy); got {[i[2] for i in infos]}"
         )
-    shapes = [s for s, _, _ in infos]
-    if len({len(s) for s in shapes}) != 1 or len({d for _, d, _ in infos}) != 1:
+    shapes = [i[0] for i in infos]
+    if len({len(s) for s in shapes}) != 1 or len({i[1] for i in infos}) != 1:
         raise ValueError(f"from_local: every rank must pass blocks of one ndim and dtype; got {[i[:2] for i in infos]}")
     if device:
         ctx = context(ctx.user_comm, "cupy")
@@ -402,8 +413,17 @@ def from_local(block, comm=None, *, grid=None):
             ext.append(vals.pop())
         extents.append(tuple(ext))
     layout = Layout.from_extents(tuple(extents))
-    st = Storage(ctx, layout, block.dtype, ghost=(0,) * nd, alloc=block)
-    return ndarray._new(st, None)
+    if not isinstance(ghost, (int, np.integer)) or isinstance(ghost, bool) or ghost < 0:
+        raise ValueError(f"from_local: ghost must be a non-negative int (the frame width), got {ghost!r}")
+    if not ghost:
+        st = Storage(ctx, layout, block.dtype, ghost=(0,) * nd, alloc=block)
+        return ndarray._new(st, None)
+    widths = tuple(int(ghost) if layout.dims[a] > 1 else 0 for a in range(nd))
+    st = Storage(ctx, layout, block.dtype, ghost=widths)
+    x = ndarray._new(st, None)
+    if block.size:
+        x.local[...] = block
+    return x
 
 
 HANDLED[np.empty_like] = empty_like
