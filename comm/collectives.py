@@ -12,7 +12,7 @@ import numpy as np
 
 from .context import MPI, Context
 from .stats import COUNTERS
-from .trace import traced_collective
+from .trace import traced
 
 __all__ = [
     "allgather_blocks",
@@ -31,7 +31,7 @@ def _count(nbytes: int) -> None:
     COUNTERS["collective_bytes"] += int(nbytes)
 
 
-@traced_collective
+@traced
 def allgather_blocks(comm, block: np.ndarray, shapes: list[tuple[int, ...]]) -> list[np.ndarray]:
     """All-gather one array per rank of ``comm``.
 
@@ -69,14 +69,14 @@ def allgather_blocks(comm, block: np.ndarray, shapes: list[tuple[int, ...]]) -> 
     return out
 
 
-@traced_collective
+@traced
 def allgather_object(ctx: Context, obj):
     """All-gather a small picklable object.  Collective."""
     _count(0)
     return ctx.comm.allgather(obj)
 
 
-@traced_collective
+@traced
 def bcast_array(ctx: Context, arr: np.ndarray | None, root: int, shape: tuple[int, ...], dtype) -> np.ndarray:
     """Broadcast an array of known shape and dtype from ``root``.  Collective."""
     if ctx.rank == root:
@@ -89,7 +89,7 @@ def bcast_array(ctx: Context, arr: np.ndarray | None, root: int, shape: tuple[in
     return buf
 
 
-@traced_collective
+@traced
 def first_failure(ctx: Context, failed: bool) -> int:
     """The lowest rank that reports ``failed``, or -1 if none did.  Collective.
 
@@ -102,7 +102,7 @@ def first_failure(ctx: Context, failed: bool) -> int:
     return -1 if int(recv[0]) == ctx.size else int(recv[0])
 
 
-@traced_collective
+@traced
 def allreduce_max(ctx: Context, values: tuple[int, ...]) -> tuple[int, ...]:
     """Elementwise maximum over the ranks of a few 64-bit integers.  Collective (one Allreduce)."""
     _count(8 * len(values))
@@ -112,7 +112,7 @@ def allreduce_max(ctx: Context, values: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(int(v) for v in recv)
 
 
-@traced_collective
+@traced
 def barrier(ctx: Context) -> None:
     """Synchronise every rank of the context.  Collective."""
     _count(0)
@@ -156,7 +156,7 @@ def _mpi_op(name: str):
     return op
 
 
-@traced_collective
+@traced
 def reduce_bcast(comm, block: np.ndarray, name: str) -> np.ndarray:
     """Combine equal-shape blocks with reduction ``name`` and give the result to all.
 
@@ -182,7 +182,7 @@ def reduce_bcast(comm, block: np.ndarray, name: str) -> np.ndarray:
     return recv
 
 
-@traced_collective
+@traced
 def allgather_counts(comm, n: int) -> np.ndarray:
     """Every rank's integer ``n``, in rank order, on every rank.  Collective over ``comm``.
 
@@ -198,7 +198,7 @@ def allgather_counts(comm, n: int) -> np.ndarray:
     return recv
 
 
-@traced_collective
+@traced
 def alltoallv(comm, arrays: list[np.ndarray], counts, recv_counts=None) -> tuple[list[np.ndarray], np.ndarray]:
     """Personalised all-to-all of rows grouped by destination rank.
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from .context import Context
 from .stats import COUNTERS
+from .trace import traced
 
 __all__ = ["gather_errors", "pass_turn", "wait_turn"]
 
@@ -20,6 +21,7 @@ __all__ = ["gather_errors", "pass_turn", "wait_turn"]
 _TURN_TAG = 78
 
 
+@traced
 def gather_errors(ctx: Context, error: tuple[type, str] | None, payload=None) -> list:
     """All-gather each rank's outcome: an error (or None) and a small payload.
 
@@ -46,6 +48,7 @@ def gather_errors(ctx: Context, error: tuple[type, str] | None, payload=None) ->
     return ctx.comm.allgather((error, payload))
 
 
+@traced
 def wait_turn(ctx: Context) -> bool:
     """Block until the rank before this one passes the token.
 
@@ -66,6 +69,7 @@ def wait_turn(ctx: Context) -> bool:
     return bool(ok)
 
 
+@traced
 def pass_turn(ctx: Context, ok: bool) -> None:
     """Hand the token to the next rank (the last rank has no one to tell).
 

@@ -111,3 +111,18 @@ def test_plot(tmp_path):
     path = str(tmp_path / f"trace{x.comm.Get_rank()}.png")
     tr.plot(path)
     assert os.path.getsize(path) > 0
+
+
+def test_io_counts_match_comm_stats():
+    pytest.importorskip("h5py")
+    from io_helpers import shared_dir
+
+    x = np.arange(40.0).reshape(8, 5)
+    with shared_dir() as d:
+        path = os.path.join(d, "ck.h5")
+        with np.comm_stats() as stats, np.comm_trace() as tr:
+            np.checkpoint(path, step=1, u=x)
+            np.restore(path, like=x)
+    assert tr.totals() == {k: getattr(stats, k) for k in tr.totals()}
+    lines = {r.line for r in tr.records}
+    assert lines <= {_line(test_io_counts_match_comm_stats, 8), _line(test_io_counts_match_comm_stats, 9)}
