@@ -94,3 +94,19 @@ def test_from_local_ghost_stencil_moves_only_the_edges():
     numpy.testing.assert_array_equal(res["framed"][0], expect)
     # The same edge rows move either way: one row of n_cols per neighbour pair with data.
     assert res["framed"][1] == res["plain"][1]
+
+
+def test_like_and_another_comm(folder):
+    from mpi4py import MPI
+
+    x, full, _ = _uneven()
+    path = os.path.join(folder, "ck.h5")
+    sp.checkpoint(path, step=0, u=x)
+    other = MPI.COMM_WORLD.Dup()
+    try:
+        with pytest.raises(ValueError, match="comm= is not the communicator of like="):
+            sp.restore(path, comm=other, like=x)
+        step, arrays, _ = sp.restore(path, comm=x.comm, like=x)  # its own communicator is fine
+        numpy.testing.assert_array_equal(arrays["u"].local, x.local)
+    finally:
+        other.Free()

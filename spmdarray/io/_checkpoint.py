@@ -193,7 +193,8 @@ def restore(path, expect: Mapping | None = None, comm=None, *, like=None) -> Che
         No such file, or not an HDF5 file.
     ValueError
         Not a spmdarray checkpoint, a shape that does not match ``expect``,
-        or a ``like`` that matches no array (or another shape than its array).
+        or a ``like`` that matches no array (or has another shape than its
+        array, or another communicator than ``comm``).
     TypeError
         A dtype that does not match ``expect``.
     DatasetNotFoundError
@@ -210,9 +211,10 @@ def restore(path, expect: Mapping | None = None, comm=None, *, like=None) -> Che
     what = "restore"
     likes = like if isinstance(like, Mapping) else {}
     first = next(iter(likes.values()), None) if likes else like
-    ctx = get_context(comm) if first is None else check_like(first, what)
+    ctx = get_context(comm) if first is None else check_like(first, what, comm)
     for v in likes.values():
-        check_like(v, what)
+        if check_like(v, what, comm) is not ctx:
+            raise ValueError("restore: the arrays in like= live on different communicators; pass arrays of one")
     use_parallel = _h5.parallel()
     path = os.fspath(path)
     meta, err = attempt(_inspect, path, expect) if ctx.rank == 0 else (None, None)

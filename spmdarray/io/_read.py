@@ -132,14 +132,21 @@ def read_into(x, dset, vmap: ViewMap, collective: bool) -> None:
             _h5.to_local(local[(*relative(box, block), ...)], data)
 
 
-def check_like(like, what: str):
-    """``like`` checked to be a spmdarray array (TypeError otherwise); its context.  Not collective."""
+def check_like(like, what: str, comm=None):
+    """``like`` checked to be a spmdarray array (TypeError otherwise); its context.
+
+    Not collective.  A ``comm`` other than ``like``'s communicator raises
+    ValueError.
+    """
     if not isinstance(like, ndarray):
         raise TypeError(
             f"{what}: like= must be a spmdarray array whose layout the data is read into, got {type(like).__name__}; "
             "wrap your own blocks with spmdarray.from_local(block) first"
         )
-    return like._st.ctx
+    ctx = like._st.ctx
+    if comm is not None and comm is not ctx and comm is not ctx.user_comm and comm is not ctx.comm:
+        raise ValueError(f"{what}: comm= is not the communicator of like=; omit comm= (like='s is used)")
+    return ctx
 
 
 def target(shape: tuple, dtype, ctx, like, what: str):
@@ -219,7 +226,7 @@ def load_hdf5(source, dataset: str | None = None, comm=None, *, select=None, lik
     """
 
     what = "load_hdf5"
-    ctx = get_context(comm) if like is None else check_like(like, what)
+    ctx = get_context(comm) if like is None else check_like(like, what, comm)
     use_parallel = _h5.parallel()
     if _h5.is_dataset(source):
         if dataset is not None:
