@@ -126,3 +126,26 @@ def test_io_counts_match_comm_stats():
     assert tr.totals() == {k: getattr(stats, k) for k in tr.totals()}
     lines = {r.line for r in tr.records}
     assert lines <= {_line(test_io_counts_match_comm_stats, 8), _line(test_io_counts_match_comm_stats, 9)}
+
+
+@pytest.mark.parametrize("nprocs", [2, 3])
+def test_stencil_example_trace_names_its_line(nprocs):
+    from mpi4py import MPI
+
+    if MPI.COMM_WORLD.size > 1:
+        pytest.skip("launches mpiexec itself: runs in the serial pass")
+    from io_helpers import TESTS, run_mpi
+
+    script = os.path.join(os.path.dirname(TESTS), "examples", "stencil.py")
+    with open(script) as f:
+        line = 1 + next(i for i, t in enumerate(f) if "average = (center" in t)
+    run = "import runpy, sys; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')"
+    iters = 5
+    _, out = run_mpi(nprocs, run, script, "-N", "61", "--iters", str(iters), "--trace", timeout=120)
+    per_rank = out.split("halo bytes/iter per rank")[1].splitlines()[0].split(",")
+    rows = [t.split() for t in out.splitlines() if "halo exchange for add" in t]
+    assert len(rows) == 1 and rows[0][0].endswith(f"stencil.py:{line}"), out
+    messages, nbytes = int(rows[0][-4]), int(rows[0][-3])
+    # Rank 0's table: exactly the bytes its comm_stats() counted, one row of 61 float64 per iteration.
+    assert nbytes == iters * int(per_rank[0]) == iters * 61 * 8
+    assert messages == iters
