@@ -411,3 +411,21 @@ def test_backend_info(xb):
         assert info["device"] is None and info["gpu_aware_mpi"] is False
     else:
         assert isinstance(info["device"], int)
+
+
+def test_auto_without_cupy_installed_is_silent_unless_a_gpu_was_asked_for(monkeypatch):
+    from spmdarray.comm import get_context
+
+    rank, _ = world()
+    monkeypatch.setattr(_config, "cupy_module", "surely_not_a_module_here")
+    for device, expect in ((None, 0), ("0", 1)):
+        monkeypatch.setattr(_config, "device", device)
+        monkeypatch.setattr(_backend, "_resolved", {})
+        monkeypatch.setattr(_backend, "_warned", False)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert _backend.get_backend("auto", get_context()) is _backend.HOST
+        msgs = [str(w.message) for w in caught if issubclass(w.category, BackendWarning)]
+        assert len(msgs) == (expect if rank == 0 else 0), (device, msgs)
+        if msgs:
+            assert "cupy does not import" in msgs[0] and "SPMDARRAY_BACKEND=numpy" in msgs[0]

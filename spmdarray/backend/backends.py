@@ -12,8 +12,10 @@ Choosing the backend
 ``SPMDARRAY_BACKEND=auto|numpy|cupy`` (default ``auto``), or ``backend=`` on
 the creation functions.  ``auto`` takes CuPy when it imports *and* a device
 answers: ``cupy.cuda.runtime.getDeviceCount() > 0`` and a one-element
-allocation on this rank's device succeed.  Otherwise it takes NumPy and
-warns once, on rank 0, saying why.
+allocation on this rank's device succeed.  Otherwise it takes NumPy; it
+warns once, on rank 0, saying why, when CuPy is installed but unusable or a
+GPU was asked for (``SPMDARRAY_DEVICE`` set), and silently when CuPy is not
+installed.
 
 Each rank binds to device ``local_rank % device_count``, where the local rank
 counts the ranks on the same node (``MPI_Comm_split_type(SHARED)``).
@@ -353,11 +355,15 @@ def _cupy_module():
     return importlib.import_module(config.cupy_module or "cupy")
 
 
+#: How :func:`_probe_cupy`'s reason starts when CuPy is not installed (no warning then).
+_NO_IMPORT = "cupy does not import"
+
+
 def _probe_cupy(local_rank: int) -> tuple[bool, str, Any, int]:
     try:
         cp = _cupy_module()
     except Exception as e:  # noqa: BLE001 - any import failure means no CuPy
-        return False, f"cupy does not import ({type(e).__name__}: {e})", None, -1
+        return False, f"{_NO_IMPORT} ({type(e).__name__}: {e})", None, -1
     try:
         n = int(cp.cuda.runtime.getDeviceCount())
     except Exception as e:  # noqa: BLE001
@@ -401,7 +407,10 @@ def get_backend(name: str | None, ctx) -> Backend:
         chosen, why = decide_backend(key, probe)
         if chosen == "numpy":
             be = HOST
-            if not _warned and ctx.rank == 0:
+            # Without CuPy installed NumPy is the only choice: warn only when CuPy is
+            # installed but unusable, or a GPU was asked for (SPMDARRAY_DEVICE).
+            silent = why.startswith(_NO_IMPORT) and config.device is None
+            if not silent and not _warned and ctx.rank == 0:
                 _warned = True
                 warnings.warn(
                     f"spmdarray: backend 'auto' uses NumPy: {why}. Set SPMDARRAY_BACKEND=numpy to silence this",
