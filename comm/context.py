@@ -21,12 +21,19 @@ _ON_NEW: list = []
 
 
 def on_new_context(check) -> None:
-    """Call ``check(ctx)`` on every context made from now on (collective over it)."""
+    """Call ``check(ctx)`` on every context made from now on.
+
+    Not collective to register; ``check`` then runs collectively over each
+    new context as it is made.
+    """
     _ON_NEW.append(check)
 
 
 def MPI():  # noqa: N802 - mirrors ``mpi4py.MPI``
-    """Import and return ``mpi4py.MPI`` (initialises MPI on first call)."""
+    """Import and return ``mpi4py.MPI`` (initialises MPI on first call).
+
+    Not collective: each process imports mpi4py on its own.
+    """
     from mpi4py import MPI as _MPI
 
     return _MPI

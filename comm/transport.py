@@ -32,6 +32,9 @@ def _bytes(a: np.ndarray) -> np.ndarray:
 class Exchange:
     """In-flight nonblocking exchange.  Call :meth:`wait` to complete it.
 
+    Not collective: it holds this rank's pending sends and receives, which
+    its peers complete with their own exchanges.
+
     Receives that could not go straight into their destination (it was not
     contiguous) land in a staging buffer that :meth:`wait` copies out.
     """

@@ -29,7 +29,7 @@ spmdarray's registries, never by hand:
     Raises ``NotImplementedError`` naming the function.
 
 Per-name notes (documented deviations) come from ``NOTES`` in
-``docs/api_notes.py``.
+``spmdarray/routines/api_notes.py`` (the docstrings show them too).
 """
 
 from __future__ import annotations
@@ -45,13 +45,14 @@ import numpy
 os.environ.setdefault("SPMDARRAY_BACKEND", "numpy")  # no backend warning: the page does not depend on it
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from api_notes import NOTES  # noqa: E402
+import gen_api_reference  # noqa: E402
 
 import spmdarray  # noqa: E402
 import spmdarray.random  # noqa: E402
 from spmdarray.core import array as _array  # noqa: E402
 from spmdarray.core.registry import HANDLED, REPLICATED  # noqa: E402
 from spmdarray.routines import namespace as _namespace  # noqa: E402
+from spmdarray.routines.api_notes import NOTES  # noqa: E402
 
 DIST, REPL, OWN, MISSING = "distributed", "replicated", "no arrays", "not implemented"
 STATUSES = (DIST, REPL, OWN, MISSING)
@@ -104,6 +105,7 @@ def function_status(ours_mod, np_mod, name: str) -> str:
         if theirs is numpy.matmul or theirs in GUFUNCS:
             return DIST
         return _registered(theirs)
+    ours = getattr(ours, "_spmdarray_wraps", ours)  # spmdarray's docstring over NumPy's function
     if ours is theirs:
         if hasattr(theirs, "_implementation"):
             return _registered(theirs)
@@ -222,13 +224,33 @@ def totals(data) -> str:
     return "\n".join(lines)
 
 
+#: Prefix of a NOTES key -> prefix of the reference entry's full name.
+ENTRY_PREFIX = {
+    "numpy.": "spmdarray.",
+    "ndarray.": "spmdarray.ndarray.",
+    "linalg.": "spmdarray.linalg.",
+    "fft.": "spmdarray.fft.",
+    "random.": "spmdarray.random.",
+}
+
+
+def _linked(prefix: str, name: str, entries: set[str]) -> str:
+    """``name`` linking to its API reference page (Generator methods: the Generator's page)."""
+    full = "spmdarray.random.Generator" if prefix == "Generator." else ENTRY_PREFIX[prefix] + name
+    if full not in entries:
+        return f"`{name}`"
+    return f"[`{name}`]({gen_api_reference.page_of(full)}.rst)"
+
+
 def tables(data) -> str:
+    entries = {e.full for e in gen_api_reference.entries()}
     out = []
     for title, prefix, rows in data:
         out += [f"### {title}", "", "| name | status | notes |", "|------|--------|-------|"]
         for name, status in sorted(rows):
             note = NOTES.get(prefix + name, "")
-            out.append(f"| `{name}` | {status} | {note} |")
+            cell = _linked(prefix, name, entries) if status != MISSING else f"`{name}`"
+            out.append(f"| {cell} | {status} | {note} |")
         out.append("")
     return "\n".join(out).rstrip() + "\n"
 

@@ -14,6 +14,7 @@ from spmdarray.core.thunk import sync
 from spmdarray.engine import dispatch as _dispatch  # noqa: F401
 from spmdarray.io import checkpoint, load_hdf5, restore, save_hdf5
 from spmdarray.routines import attributes as _attributes  # noqa: F401
+from spmdarray.routines import docstrings as _docstrings
 from spmdarray.routines import elementwise_functions as _elementwise_functions  # noqa: F401
 from spmdarray.routines import scans as _scans  # noqa: F401
 from spmdarray.routines import sorting as _sorting  # noqa: F401
@@ -70,3 +71,7 @@ __all__ = [
     *_ns_all,
     *_misc_all,
 ]
+
+# Every implementation is registered now: the wrapped NumPy functions' docstrings
+# take their final category (spmdarray.routines.docstrings).
+_docstrings.refresh()

@@ -187,5 +187,19 @@ else
     echo "skipped: no .venv-phdf5 (make it with: bash .ci/phdf5.sh, about 6 minutes; CI=true makes it)"
 fi
 
+# The documentation site: the docs extra in .venv, Sphinx with warnings as errors (the API
+# reference is generated from the docstrings as the build starts), and every example block
+# of the README and docs/*.md run as it stands, serially and at 2 ranks.
+banner "docs: sphinx-build -W (the site and its API reference), the examples of the pages at 1 and 2 ranks"
+python -m pip install -q -e ".[docs]" || fail "docs: pip install -e .[docs]"
+rm -rf docs/_build/html docs/reference
+python -m sphinx -W --keep-going -q -b html docs docs/_build/html || fail "docs: sphinx-build -W (warnings above)"
+python -m pytest -q --with-mpi tests/test_doc_examples.py tests/test_api_reference.py || fail "docs: examples, serial"
+rc=0
+MPIR_CVAR_ENABLE_HEAVY_YIELD="${MPIR_CVAR_ENABLE_HEAVY_YIELD:-$heavy2}" timeout --signal=KILL 600 \
+    mpiexec -n 2 python -m pytest -q -x --with-mpi tests/test_doc_examples.py || rc=$?
+[ "$rc" -ne 137 ] || fail "docs: the examples timed out (deadlock?) at 2 ranks"
+[ "$rc" -eq 0 ] || fail "docs: the examples at 2 ranks (exit code $rc)"
+
 banner "summary"
-echo "run_all.sh: ALL PASSED: ruff, sdist and wheel checked, import contracts, the installed wheel serially and at 2 ranks, scaling figures, pytest at 3 and 4 ranks, fusion forced at 2 ranks, emulated device backend at 1 and 2 ranks, examples, $phdf5 (${SECONDS}s)"
+echo "run_all.sh: ALL PASSED: ruff, sdist and wheel checked, import contracts, the installed wheel serially and at 2 ranks, scaling figures, pytest at 3 and 4 ranks, fusion forced at 2 ranks, emulated device backend at 1 and 2 ranks, examples, $phdf5, docs site and its examples (${SECONDS}s)"

@@ -33,8 +33,10 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
 
     Create arrays with :func:`spmdarray.array`, :func:`spmdarray.zeros` and
     friends, or wrap existing blocks with :func:`spmdarray.from_local`.
+    Not collective to hold or inspect (shape, dtype, layout, ``local``).
     Every method that needs data from other ranks is collective: all ranks
-    of the array's communicator must call it in the same order.
+    of the array's communicator must call it in the same order.  Each
+    method's docstring says which it is.
     """
 
     # ``_s`` holds a thunk (``spmdarray.core.thunk``): the Storage, or, for a deferred
@@ -86,22 +88,27 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
 
     @property
     def ndim(self) -> int:
+        """Number of dimensions of the global array.  Not collective."""
         return len(self._map.shape)
 
     @property
     def size(self) -> int:
+        """Number of elements of the global array.  Not collective."""
         return int(np.prod(self._map.shape, dtype=np.int64))
 
     @property
     def dtype(self) -> np.dtype:
+        """Data type of the elements (the same on every rank).  Not collective."""
         return self._s.dtype
 
     @property
     def itemsize(self) -> int:
+        """Bytes per element.  Not collective."""
         return self._s.dtype.itemsize
 
     @property
     def nbytes(self) -> int:
+        """Bytes of the global array (summed over all ranks' blocks).  Not collective."""
         return self.size * self.itemsize
 
     @property
@@ -123,7 +130,7 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
 
     @property
     def base(self) -> ndarray | None:
-        """The array this view aliases, or None for a base array."""
+        """The array this view aliases, or None for a base array.  Not collective."""
         if self._map.is_identity:
             return None
         return ndarray._new(self._st, None)
@@ -345,6 +352,13 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         return ops.cumprod(self, axis, dtype, out)
 
     def reshape(self, *shape, order: str = "C", copy=None) -> ndarray:
+        """Same as ``numpy.reshape(a, shape, order=order, copy=copy)``.  Collective.
+
+        A redistributed copy in the balanced layout of the new shape (each
+        element moves at most once, between the ranks whose old and new
+        blocks overlap), unless only length-1 axes change (then a view).
+        NumPy may return a view where this returns a copy.
+        """
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         return ops.reshape(self, shape, order=order, copy=copy)
@@ -557,6 +571,11 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
 
     # -------------------------------------------------------------- linalg
     def dot(self, other, out=None):
+        """Dot product with ``other``: ``numpy.dot(a, other)``.  Collective.
+
+        2-D operands use SUMMA (broadcasts of row and column panels along the
+        process grid); no operand is gathered.
+        """
         return ops.dot(self, other, out=out)
 
     # ------------------------------------------- complex parts, flags, Array API
@@ -649,9 +668,15 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         return self.local.__dlpack_device__()
 
     def clip(self, min=None, max=None, out=None, **kw):  # noqa: A002
+        """Values limited to ``[min, max]``: ``numpy.clip(a, min, max)``.  Collective.
+
+        Elementwise: no communication when the bounds are scalars or share
+        this array's layout.
+        """
         return np.clip(self, min, max, out=out, **kw)
 
     def round(self, decimals: int = 0, out=None):
+        """Rounded to ``decimals`` (NumPy's round half to even).  Collective (no communication)."""
         return ops.round(self, decimals, out)
 
 
@@ -712,6 +737,32 @@ def _perm(axes, ndim: int) -> tuple[int, ...]:
         if isinstance(e, np.exceptions.AxisError):
             raise
         raise ValueError("repeated axis in transpose") from None
+
+
+#: The reduction methods' docstrings (``numpy.<name>(a, ...)`` on the array).
+_REDUCTIONS = {
+    "sum": "Sum of the elements",
+    "prod": "Product of the elements",
+    "min": "Minimum",
+    "max": "Maximum",
+    "mean": "Arithmetic mean",
+    "var": "Variance",
+    "std": "Standard deviation",
+    "any": "Whether any element is true",
+    "all": "Whether every element is true",
+    "argmin": "Index of the (first) minimum",
+    "argmax": "Index of the (first) maximum",
+}
+for _name, _what in _REDUCTIONS.items():
+    getattr(ndarray, _name).__doc__ = f"""{_what} over ``axis`` (all axes by default): ``numpy.{_name}(a, ...)``.
+
+    Collective.  Each rank reduces its own block; the ranks along the reduced
+    grid axes all-gather their partial results (the result's block per rank)
+    and combine them in rank order, so the answer is the same at every rank
+    count.  A full reduction is a 0-d array replicated on every rank; an axis
+    reduction is replicated along the reduced grid axes.  Where NumPy takes
+    ``where=``, it raises NotImplementedError.
+    """
 
 
 def _red(name, x, axis, dtype, out, keepdims, **kw):

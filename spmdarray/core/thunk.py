@@ -91,9 +91,11 @@ def flush(st, keep=None) -> None:
 def sync() -> None:
     """Compute every deferred array now and complete every message in flight.
 
-    Safe on any subset of ranks (it waits only for messages that every rank
-    posted already); every rank calling it, as in an SPMD program, is the
-    usual case.
+    Not collective: safe on any subset of ranks (it waits only for messages
+    that every rank posted already); every rank calling it, as in an SPMD
+    program, is the usual case.  Call it before reading a timer: evaluation
+    is deferred and fused, so the cost of a line shows up where its result
+    is first used.
     """
     refs = list(PENDING)
     PENDING.clear()

@@ -31,7 +31,10 @@ _RESERVED = (_FORMAT, _STEP, _NAMES)
 
 
 class Checkpoint(NamedTuple):
-    """What :func:`restore` returns: ``step, arrays, attrs = restore(path)``."""
+    """What :func:`restore` returns: ``step, arrays, attrs = restore(path)``.
+
+    Not collective: a named tuple (reading its fields communicates nothing).
+    """
 
     step: int
     """The ``step`` given to :func:`checkpoint`."""

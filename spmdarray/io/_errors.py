@@ -14,7 +14,11 @@ __all__ = ["DatasetNotFoundError", "agree", "attempt"]
 
 
 class DatasetNotFoundError(KeyError):
-    """The HDF5 file has no dataset of the requested name."""
+    """The HDF5 file has no dataset of the requested name.
+
+    Not collective: raised on every rank, with the same message, by the
+    collective call that looked the dataset up.
+    """
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""

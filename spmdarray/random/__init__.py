@@ -73,6 +73,7 @@ from spmdarray.random._legacy import (
     set_bit_generator,
     set_state,
 )
+from spmdarray.routines.docstrings import annotate as _annotate
 
 _state: Generator | None = None
 """The global generator of the legacy functions (None until seeded or first used)."""
@@ -101,6 +102,19 @@ __all__ = [
     "set_state",
     *_legacy.LEGACY_FUNCTIONS,
 ]
+
+# spmdarray's functions and Generator methods say whether they are collective
+# (spmdarray.routines.docstrings); the BitGenerator classes are NumPy's.
+for _name in __all__:
+    if callable(globals()[_name]) and not getattr(globals()[_name], "__module__", "").startswith("numpy"):
+        _annotate(globals()[_name], "random")
+for _name, _method in vars(Generator).items():
+    if not _name.startswith("_") and callable(_method):
+        _annotate(_method, "random")
+for _klass in Generator.__mro__[1:-1]:
+    for _name, _method in vars(_klass).items():
+        if not _name.startswith("_") and callable(_method):
+            _annotate(_method, "random")
 
 _PRIVATE = (
     CounterState,

@@ -190,19 +190,26 @@ def seed(seed: Any = None, *, comm: Any = None) -> None:
 
 
 def get_state(legacy: bool = True) -> Any:
-    """The global state, ``("spmdarray.counter", seed, draw)`` (see :meth:`RandomState.get_state`)."""
+    """The global state, ``("spmdarray.counter", seed, draw)`` (see :meth:`RandomState.get_state`).
+
+    Not collective (the same on every rank once seeded; the first use of a
+    never-seeded global state draws entropy, which is collective).
+    """
     return RandomState._of(_global()).get_state(legacy)
 
 
 def set_state(state: Any) -> None:
-    """Restore the global state from :func:`get_state`."""
+    """Restore the global state from :func:`get_state`.  Not collective (no communication)."""
     g = Generator(0)
     RandomState._of(g).set_state(state)
     _pkg()._state = g
 
 
 def get_bit_generator() -> Any:
-    """Not available: the global generator is counter-based; its state is ``get_state()``."""
+    """Not available: the global generator is counter-based; its state is ``get_state()``.
+
+    Not collective: raises NotImplementedError on every rank.
+    """
     raise NotImplementedError(
         "spmdarray.random.get_bit_generator: the global generator is counter-based, not a NumPy BitGenerator; "
         "use get_state()/set_state() (the state is (seed, draw))"
@@ -210,7 +217,10 @@ def get_bit_generator() -> Any:
 
 
 def set_bit_generator(bitgen: Any) -> None:
-    """Not available: use :func:`seed` or :func:`set_state`."""
+    """Not available: use :func:`seed` or :func:`set_state`.
+
+    Not collective: raises NotImplementedError on every rank.
+    """
     raise NotImplementedError(
         "spmdarray.random.set_bit_generator: a NumPy BitGenerator cannot drive distributed arrays; "
         "use seed() or set_state()"

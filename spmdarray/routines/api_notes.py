@@ -1,4 +1,4 @@
-"""Documented deviations from NumPy, one line per name, for docs/api_coverage.md.
+"""Documented deviations from NumPy, one line per name, for the docstrings and docs/api_coverage.md.
 
 Keys are ``numpy.<name>``, ``ndarray.<name>``, ``linalg.<name>``,
 ``fft.<name>``, ``random.<name>`` or ``Generator.<name>``.  A name without
