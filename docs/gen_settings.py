@@ -23,6 +23,8 @@ default, an environment variable read **once**, when spmdarray is imported
 ```python
 import spmdarray as sp
 
+x = sp.arange(10.0)
+
 sp.config.set(fuse_min_size=0)        # from now on
 with sp.config.set(fuse=False):       # only inside the block
     y = 2 * x + 1

@@ -6,7 +6,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # Same venv as tests/run_all.sh (no pip in .venv means a missing or half-made venv).
 [ -x .venv/bin/pip ] || python3 -m venv --clear .venv
-.venv/bin/python -m pip install -q -e ".[test,mpich,fuse]" ruff
+# Installed already (spmdarray from this checkout, mpi4py, and the venv's mpiexec): no pip run.
+if ! { [ -x .venv/bin/mpiexec ] && .venv/bin/python -c 'import mpi4py, spmdarray, sys; sys.exit(not spmdarray.__file__.startswith(sys.argv[1]))' "$PWD/" 2>/dev/null; }; then
+    .venv/bin/python -m pip install -q -e ".[test,mpich,fuse]" ruff
+fi
 export PATH="$PWD/.venv/bin:$PATH"  # python and mpiexec (mpich wheel) from the venv
 
 ranks=${RANKS:-4}
