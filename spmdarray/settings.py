@@ -286,11 +286,11 @@ class Settings:
         return _Override(self, old)
 
     def as_dict(self) -> dict:
-        """Every setting's current value."""
+        """Every setting's current value.  Not collective."""
         return {k: getattr(self, k) for k in FIELDS}
 
     def agreed_hash(self) -> int:
-        """A 62-bit hash of the agreed settings (the same on every rank when they agree)."""
+        """A 62-bit hash of the agreed settings (the same on every rank when they agree).  Not collective."""
         text = repr([(k, getattr(self, k)) for k, f in FIELDS.items() if f.agreed])
         return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little") >> 2
 
