@@ -91,8 +91,11 @@ def _is_numpy_object(obj) -> bool:
         return True
     if isinstance(obj, types.ModuleType):
         return not obj.__name__.startswith("spmdarray")
-    mod = getattr(obj, "__module__", None) if isinstance(obj, type) or callable(obj) else None
-    return mod is None or not str(mod).startswith("spmdarray")
+    if isinstance(obj, type) or callable(obj):
+        return not str(getattr(obj, "__module__", None) or "").startswith("spmdarray")
+    if type(obj).__module__.startswith("spmdarray"):  # an instance of spmdarray's class (mgrid)
+        return False
+    return not any(obj is v for v in vars(spmdarray.comm).values())  # constants: NumPy's, but COUNTERS
 
 
 def _main_section(obj) -> str:
@@ -114,11 +117,11 @@ def _main_section(obj) -> str:
 
 
 def _directive(obj, owner: type | None = None, name: str = "") -> str:
-    if _is_numpy_object(obj) or isinstance(obj, types.ModuleType):
-        return "autodata"
     if owner is not None:
         attr = inspect.getattr_static(owner, name)
         return "autoproperty" if isinstance(attr, property) else "automethod"
+    if _is_numpy_object(obj) or isinstance(obj, types.ModuleType):
+        return "autodata"
     if isinstance(obj, type):
         return "autoexception" if issubclass(obj, BaseException) else "autoclass"
     if callable(obj):
@@ -201,6 +204,16 @@ def reference_doc(full: str, obj) -> str:
         )
     if isinstance(obj, numpy.ufunc):
         return _docstrings.ufunc_doc(obj)
+    if isinstance(obj, property):
+        return inspect.getdoc(obj) or ""
+    if full == "spmdarray.comm.COUNTERS":
+        return (
+            "Running totals of this process's messages and bytes (a dict), for all communicators together.\n\n"
+            "Not collective: each rank counts its own traffic; :func:`spmdarray.comm_stats` reads differences "
+            "of it over a block of code."
+        )
+    if not callable(obj) and type(obj).__module__.startswith("spmdarray"):
+        return inspect.getdoc(type(obj)) or ""
     if isinstance(obj, types.ModuleType) and obj.__name__.startswith("spmdarray"):
         first = (inspect.getdoc(obj) or obj.__name__).split("\n\n")[0]
         return f"{first}\n\nNot collective: a module; each of its functions says whether it is collective."
@@ -209,10 +222,13 @@ def reference_doc(full: str, obj) -> str:
         kind = "module" if isinstance(obj, types.ModuleType) else "class" if isinstance(obj, type) else "object"
         if callable(obj) and not isinstance(obj, type):
             kind = "function"
+        url = NUMPY_URL.format(np_name)
+        if kind == "object":  # pi, e, nan, newaxis ...
+            kind, url = "constant", "https://numpy.org/doc/stable/reference/constants.html"
         return (
             f"NumPy's own ``{np_name}`` ({kind}), the same object.\n\n"
             "Not collective: spmdarray adds nothing to it; it takes no distributed arrays "
-            f"(`{np_name} <{NUMPY_URL.format(np_name)}>`__ in NumPy's documentation)."
+            f"(`{np_name} <{url}>`__ in NumPy's documentation)."
         )
     return inspect.getdoc(obj) or ""
 

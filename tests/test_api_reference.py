@@ -59,6 +59,9 @@ def test_every_public_name_has_an_entry(gen):
 def test_every_entry_says_whether_it_is_collective(gen):
     bad = [e.full for e in gen.entries() if not _says_collective(gen.reference_doc(e.full, e.obj))]
     assert not bad, bad[:20]
+    # Only NumPy's own objects get the generated "NumPy's own" text, never spmdarray's attributes.
+    numpy_text = [e.full for e in gen.entries() if gen.reference_doc(e.full, e.obj).startswith("NumPy's own")]
+    assert not [n for n in numpy_text if n.startswith("spmdarray.ndarray.")], numpy_text
 
 
 def test_pages_are_written_one_per_entry(gen, tmp_path):
@@ -73,6 +76,8 @@ def test_pages_are_written_one_per_entry(gen, tmp_path):
     for section in ("reductions", "ufunc", "ndarray", "linalg", "fft", "random", "io", "comm"):
         assert f"   {section}\n" in index and (tmp_path / f"{section}.rst").exists()
     assert ":doc:`spmdarray.sum <generated/spmdarray.sum>`" in (tmp_path / "reductions.rst").read_text()
+    shape = (tmp_path / "generated" / "spmdarray.ndarray.shape.rst").read_text()
+    assert ".. autoproperty:: spmdarray.ndarray.shape" in shape
 
 
 def test_coverage_page_links_each_implemented_name(gen):
