@@ -75,3 +75,7 @@ __all__ = [
 # Every implementation is registered now: the wrapped NumPy functions' docstrings
 # take their final category (spmdarray.routines.docstrings).
 _docstrings.refresh()
+# spmdarray's own creation functions: what they communicate and replicate, from the same table.
+for _name in (*_creation_all, *_grids_all, *_readers_all):
+    if callable(globals()[_name]) and not isinstance(globals()[_name], type):
+        _docstrings.annotate(globals()[_name], "creation")

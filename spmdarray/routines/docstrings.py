@@ -377,14 +377,25 @@ def wrap_all(np_module, names, module_name: str, note_prefix: str) -> dict:
 
 
 def annotate(func, category: str) -> None:
-    """Add the category's collective sentence to an spmdarray function lacking one (in place)."""
+    """Complete an spmdarray function's docstring from its category's table entry (in place).
+
+    After the summary line it adds the collective sentence when the text has
+    neither "Collective" nor "Not collective", and what is communicated and
+    replicated when it does not say so.  Idempotent.
+    """
     target = getattr(func, "__func__", func)
     doc = target.__doc__ or ""
-    if "Collective" in doc or "Not collective" in doc:
+    cat = CATEGORIES[category]
+    added = []
+    if "Collective" not in doc and "Not collective" not in doc:
+        added.append(cat.collective)
+    if not re.search(r"communicat|Replicated:", doc):
+        added.append(f"Communication: {cat.communication} Replicated: {cat.replicated}")
+    if not added:
         return
     head, _, rest = doc.partition("\n")
     rest = rest.lstrip("\n")
     indents = [len(line) - len(line.lstrip()) for line in rest.splitlines() if line.strip()]
     pad = " " * min(indents, default=0)
-    text = f"{head}\n\n{pad}{CATEGORIES[category].collective}\n"
+    text = head + "".join(f"\n\n{pad}{para}" for para in added) + "\n"
     target.__doc__ = text + (f"\n{rest}" if rest.strip() else "")
