@@ -4,6 +4,7 @@
 initialise MPI.
 """
 
+from .agree import agree, agree_gathered, agreement, errors_may_raise, rebuild
 from .collectives import (
     allgather_blocks,
     allgather_counts,
@@ -29,6 +30,11 @@ __all__ = [
     "Context",
     "Exchange",
     "MPI",
+    "agree",
+    "agree_gathered",
+    "agreement",
+    "errors_may_raise",
+    "rebuild",
     "allgather_blocks",
     "allgather_counts",
     "alltoallv",

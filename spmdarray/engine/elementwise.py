@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from spmdarray.comm import allgather_object, bcast_array, label_frames
+from spmdarray.comm import agree, agreement, bcast_array, errors_may_raise, label_frames
 from spmdarray.core.array import ndarray
 from spmdarray.core.dtypes import _checked_dtypes, _dummy, _shape_of, cached_dtypes
 from spmdarray.core.fetch import _as_operand, choose_layout, context_of, fetch, is_distributed
@@ -45,30 +45,22 @@ def broadcast_error(shapes) -> ValueError:
 _DATA_ERRORS = {np.power}
 
 
-def _attempt(func, locs, lout, kw, power: bool = False):
+def _attempt(func, locs, lout, kw, power: bool = False, tuple_out: bool = True):
+    """``func(*locs, out=lout)``; the exception it raised, or None.
+
+    Ufuncs take the tuple of outputs; other kernels (``numpy.round``,
+    ``tuple_out=False``) the one output array.
+    """
     try:
         if power and len(locs) == 2:
             # Device kernels do not check: NumPy's error for negative integer exponents.
             e = locs[1]
             if (bool((e < 0).any()) if hasattr(e, "shape") else e < 0) and lout[0].dtype.kind in "iu":
                 raise ValueError("Integers to negative integer powers are not allowed.")
-        func(*locs, out=lout, **kw)
-    except Exception as e:  # noqa: BLE001 - re-raised on every rank by _agree
+        func(*locs, out=lout if tuple_out else lout[0], **kw)
+    except Exception as e:  # noqa: BLE001 - re-raised on every rank by agree
         return e
     return None
-
-
-def _agree(ctx, err) -> None:
-    """Raise the first rank's error on every rank (collective)."""
-
-    errs = (
-        allgather_object(ctx, None if err is None else (type(err), str(err)))
-        if ctx.size > 1
-        else [err and (type(err), str(err))]
-    )
-    for e in errs:
-        if e is not None:
-            raise e[0](e[1])
 
 
 _SLOW = object()
@@ -108,7 +100,7 @@ def _fast(func, args, out):
         if o._st.ctx is not ctx or o._map.shape != shape:
             return _SLOW
     dtypes = cached_dtypes(func, args, (o,))
-    if dtypes is None or (func in _DATA_ERRORS and dtypes[0].kind in "iu") or "raise" in np.geterr().values():
+    if dtypes is None or (func in _DATA_ERRORS and dtypes[0].kind in "iu") or errors_may_raise():
         return _SLOW
     layout = o._layout if o is not None else choose_layout(ctx, args, shape)
     locs = fetch(ctx, args, layout)
@@ -267,14 +259,15 @@ def _results(ctx, layout: Layout, outs, dtypes) -> list:
 def _compute(func, ctx, layout: Layout, locs, wloc, results, kwargs, nout: int, dtype) -> None:
     """Run ``func`` on this rank's blocks into the results' blocks.
 
-    Errors that depend on values (integer powers, or floating-point errors
-    under ``errstate(...='raise')``) would strike only some ranks: then every
-    rank agrees on the first one (collective); otherwise nothing is sent.
+    Errors that depend on values (integer powers, floating-point errors under
+    ``errstate(...='raise')``, warnings turned into errors) would strike only
+    some ranks: then every rank agrees on the first one (collective, one
+    4-byte all-reduce); otherwise nothing is sent.
     """
-    agree = (func in _DATA_ERRORS and dtype.kind in "iu") or "raise" in np.geterr().values()
+    agreeing = (func in _DATA_ERRORS and dtype.kind in "iu") or errors_may_raise()
     if not layout.owned_size(ctx.rank):
-        if agree:
-            _agree(ctx, None)
+        if agreeing:
+            agree(ctx, None)
         return
     block = layout.block(ctx.rank)
     lout = tuple(r._st.view_of(r._map, block) for r in results)
@@ -286,8 +279,8 @@ def _compute(func, ctx, layout: Layout, locs, wloc, results, kwargs, nout: int, 
     power = be.is_device and func is np.power
     if be.is_device and is_ufunc:
         func, kw = _on_device(func, be, nout, kw), {}
-    if agree:
-        _agree(ctx, _attempt(func, locs, lout, kw, power))
+    if agreeing:
+        agree(ctx, _attempt(func, locs, lout, kw, power, is_ufunc))
     elif is_ufunc:
         func(*locs, out=lout, **kw)
     else:
@@ -330,14 +323,23 @@ def assign(dst, value) -> None:
     layout = dst._layout
     (loc,) = fetch(ctx, [value], layout)
     block = layout.block(ctx.rank)
-    if layout.owned_size(ctx.rank):
-        d = dst._st.view_of(dst._map, block)
-        be = dst._st.be
-        if (isinstance(loc, np.ndarray) or be.is_block(loc)) and be.xp.may_share_memory(loc, d):
-            # As if the value were copied first, on any rank count: NumPy skips this
-            # copy for 1-D destinations, where crossing strides then give order-dependent values.
-            loc = loc.copy()
-        d[...] = loc
+    # A conversion that can fail on some values only (strings to numbers or dates,
+    # a NaN cast to int under errstate, a float16 overflow with warnings as errors)
+    # is agreed by every rank, also by those with nothing to convert.
+    vdt = getattr(value, "dtype", None)
+    agreeing = ctx.size > 1 and (
+        (vdt is not None and vdt != dst.dtype and vdt.kind in "OSUMm" and is_distributed(value))
+        or (vdt is not None and vdt != dst.dtype and errors_may_raise())
+    )
+    with agreement(ctx, agreeing):
+        if layout.owned_size(ctx.rank):
+            d = dst._st.view_of(dst._map, block)
+            be = dst._st.be
+            if (isinstance(loc, np.ndarray) or be.is_block(loc)) and be.xp.may_share_memory(loc, d):
+                # As if the value were copied first, on any rank count: NumPy skips this
+                # copy for 1-D destinations, where crossing strides then give order-dependent values.
+                loc = loc.copy()
+            d[...] = loc
     dst._st.bump()
 
 

@@ -40,6 +40,7 @@ from functools import lru_cache
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
+from spmdarray.comm import agreement, errors_may_raise
 from spmdarray.core.array import ndarray
 from spmdarray.core.registry import implements
 from spmdarray.core.storage import Storage
@@ -137,13 +138,15 @@ def run_steps(x, steps, out=None, conj=False, balance=True):
         for k, _, _, _ in group:
             dt = _result_dtype(k, np.dtype(dt))
         res = ndarray._new(Storage(ctx, new_lay, dt), None)
-        if new_lay.owned_size(ctx.rank):
-            b = cur.local
-            for k, a, n, nm in group:
-                b = getattr(be.xp.fft, k)(b, n=n, axis=a, norm=nm)
-            if conj and last:
-                b = be.xp.conjugate(b)
-            res.local[...] = b
+        # A floating-point error under errstate(...="raise") strikes some ranks only.
+        with agreement(ctx, errors_may_raise()):
+            if new_lay.owned_size(ctx.rank):
+                b = cur.local
+                for k, a, n, nm in group:
+                    b = getattr(be.xp.fft, k)(b, n=n, axis=a, norm=nm)
+                if conj and last:
+                    b = be.xp.conjugate(b)
+                res.local[...] = b
         cur = res
     if not steps and conj:
         cur = _engine.elementwise(np.conjugate, [cur])
@@ -327,14 +330,15 @@ def _c2c(z, n, inverse, norm, direct_only=False):
     sub = "ifft" if inverse else "fft"
     a = run_steps(z.reshape(n1, n2), [(sub, 0, n1, norm)], balance=False)
     be, ctx = a._st.be, a._st.ctx
-    if a._layout.owned_size(ctx.rank):
-        (k0, k1), (m0, m1) = a._layout.block(ctx.rank)
-        xp = be.xp
-        prod = (xp.arange(k0, k1, dtype=np.int64)[:, None] * xp.arange(m0, m1, dtype=np.int64)[None, :]) % n
-        sign = 2.0 if inverse else -2.0
-        tw = xp.exp((sign * np.pi / n) * 1j * prod.astype(np.float64))
-        loc = a.local
-        loc *= tw.astype(loc.dtype)
+    with agreement(ctx, errors_may_raise()):  # inf * 0 under errstate(invalid="raise")
+        if a._layout.owned_size(ctx.rank):
+            (k0, k1), (m0, m1) = a._layout.block(ctx.rank)
+            xp = be.xp
+            prod = (xp.arange(k0, k1, dtype=np.int64)[:, None] * xp.arange(m0, m1, dtype=np.int64)[None, :]) % n
+            sign = 2.0 if inverse else -2.0
+            tw = xp.exp((sign * np.pi / n) * 1j * prod.astype(np.float64))
+            loc = a.local
+            loc *= tw.astype(loc.dtype)
     c = run_steps(a, [(sub, 1, n2, norm)], balance=False)
     return c.T.reshape(n)
 

@@ -8,7 +8,7 @@ left waiting in a later collective.
 
 from __future__ import annotations
 
-from spmdarray.comm import gather_errors
+from spmdarray.comm import agree_gathered
 
 __all__ = ["DatasetNotFoundError", "agree", "attempt"]
 
@@ -30,20 +30,10 @@ def _message(err: BaseException) -> str:
     return str(err)
 
 
-def _rebuild(cls: type, message: str) -> BaseException:
-    try:
-        exc = cls(message)
-    except Exception:  # noqa: BLE001 - a class that takes other arguments
-        return RuntimeError(f"{cls.__name__}: {message}")
-    if isinstance(exc, BaseException) and str(exc) == message:
-        return exc
-    return RuntimeError(f"{cls.__name__}: {message}")
-
-
 def agree(ctx, err: BaseException | None, payload=None, *, which_rank: bool = False):
     """Raise the lowest failing rank's error on every rank, or return rank 0's payload.
 
-    Collective (one all-gather).
+    Collective (one all-gather, through :func:`spmdarray.comm.agree_gathered`).
 
     Parameters
     ----------
@@ -56,19 +46,19 @@ def agree(ctx, err: BaseException | None, payload=None, *, which_rank: bool = Fa
         Append ``(on rank r of n)`` to the message: for failures that depend
         on the rank (its own hyperslab, its own file handle).
     """
-    outcome = None if err is None else (type(err), _message(err))
-    results = gather_errors(ctx, outcome, payload)
-    for r, (e, _) in enumerate(results):
-        if e is None:
-            continue
-        cls, msg = e
+    outcome = None
+    if err is not None:
+        msg = _message(err)
         if which_rank and ctx.size > 1:
-            msg = f"{msg} (on rank {r} of {ctx.size})"
-        exc = _rebuild(cls, msg)
+            msg = f"{msg} (on rank {ctx.rank} of {ctx.size})"
+        outcome = (type(err), msg)
+    try:
+        payloads = agree_gathered(ctx, outcome, payload)
+    except Exception as exc:
         if err is not None:
             raise exc from err
-        raise exc
-    return results[0][1]
+        raise
+    return payloads[0]
 
 
 def attempt(fn, *args, **kwargs):

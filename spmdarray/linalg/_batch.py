@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from spmdarray.comm import gather_errors
+from spmdarray.comm import agree_gathered
 from spmdarray.core import fetch as _fetch
 from spmdarray.core.array import ndarray
 from spmdarray.core.storage import Storage
@@ -74,11 +74,7 @@ def _laid_out(x, batch, ncore, ctx):
 
 def agree(ctx, err, payload=None):
     """Raise the first rank's error on every rank; else return every rank's payload.  Collective."""
-    got = gather_errors(ctx, err, payload)
-    for e, _ in got:
-        if e is not None:
-            raise e[0](e[1])
-    return [p for _, p in got]
+    return agree_gathered(ctx, err, payload)
 
 
 def on_root(ctx, func):

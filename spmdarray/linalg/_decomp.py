@@ -21,7 +21,7 @@ import operator
 
 import numpy as np
 
-from spmdarray.comm import allgather_blocks, gather_errors
+from spmdarray.comm import agree_gathered, allgather_blocks
 from spmdarray.core import fetch as _fetch
 from spmdarray.core.conversion import gather
 from spmdarray.core.registry import implements
@@ -260,11 +260,7 @@ def _cholesky_rows(a):
                 lpp = np.linalg.cholesky(loc[:, plo:phi])
             except Exception as e:
                 err = (type(e), str(e))
-        got = gather_errors(ctx, err, lpp)
-        for e, _ in got:
-            if e is not None:
-                raise e[0](e[1])
-        lpp = got[p][1]
+        lpp = agree_gathered(ctx, err, lpp)[p]
         if me == p:
             loc[:, plo:phi] = lpp
         elif me > p and hi > lo:  # L[r, p] = A[r, p] L_pp^-H

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from spmdarray.comm import bcast_array
+from spmdarray.comm import agree, bcast_array, errors_may_raise
 from spmdarray.core.array import ndarray
 from spmdarray.core.placement import default_layout, is_small, is_whole
 from spmdarray.core.storage import Storage
@@ -121,6 +121,7 @@ def _summa(ctx, a, b, dtype):
     col_comm = ctx.sub((pr, pc), (0,))
     row_ctx = _SubCtx(row_comm)
     col_ctx = _SubCtx(col_comm)
+    err = None
     for p0, p1 in zip(cuts[:-1], cuts[1:]):
         if p1 <= p0:
             continue
@@ -136,8 +137,15 @@ def _summa(ctx, a, b, dtype):
             bpan = be.asarray(
                 bcast_array(col_ctx, None if bpan is None else be.to_host(bpan), rb, (p1 - p0, c1 - c0), dtype)
             )
-        if box_size(((r0, r1), (c0, c1))):
-            cloc += apan @ bpan
+        if err is None and box_size(((r0, r1), (c0, c1))):
+            try:
+                cloc += apan @ bpan
+            except Exception as e:  # noqa: BLE001 - overflow under errstate: agreed after the loop
+                err = e  # the panels still travel, so that no rank waits for this one
+    if errors_may_raise():
+        agree(ctx, err)  # one 4-byte all-reduce
+    elif err is not None:
+        raise err
     C._st.bump()
     return C
 

@@ -26,7 +26,7 @@ import warnings
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
-from spmdarray.comm import allgather_object
+from spmdarray.comm import agree_gathered, allgather_object
 from spmdarray.core import fetch as _fetch
 from spmdarray.core.array import ndarray
 from spmdarray.core.registry import implements
@@ -438,10 +438,14 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     mine = lay.holds(ctx.rank) and all(hi > lo for k, (lo, hi) in enumerate(box) if k != axis)
     res = None
     info = None
+    err = None
     if mine:
-        res = np.apply_along_axis(func1d, axis, p.local, *args, **kwargs)
-        info = (tuple(res.shape[axis : axis + res.ndim - nd + 1]), res.dtype.str)
-    infos = [i for i in allgather_object(ctx, info) if i is not None]
+        try:
+            res = np.apply_along_axis(func1d, axis, p.local, *args, **kwargs)
+            info = (tuple(res.shape[axis : axis + res.ndim - nd + 1]), res.dtype.str)
+        except Exception as e:  # noqa: BLE001 - func1d failed on a line of this block: raised on every rank
+            err = e
+    infos = [i for i in agree_gathered(ctx, err, info) if i is not None]
     if len(set(infos)) != 1:
         raise ValueError(f"apply_along_axis: func1d gave different result shapes or dtypes on different lines: {infos}")
     core, dt = infos[0]

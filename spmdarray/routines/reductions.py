@@ -11,12 +11,13 @@ exactly the layout needed to broadcast it back against the input
 from __future__ import annotations
 
 import itertools
+import operator
 import warnings
 
 import numpy as np
 
 from spmdarray.backend.backends import backend_of
-from spmdarray.comm import allgather_blocks, reduce_bcast
+from spmdarray.comm import agreement, allgather_blocks, errors_may_raise, reduce_bcast
 from spmdarray.core import fetch as _fetch
 from spmdarray.core.array import ndarray
 from spmdarray.core.fetch import is_distributed
@@ -48,7 +49,7 @@ def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
     out = []
     for a in axes:
-        a = int(a)
+        a = operator.index(a)  # NumPy's TypeError for axis=0.5 or axis="1"
         if not -ndim <= a < ndim:
             raise np.exceptions.AxisError(a, ndim)
         out.append(a % ndim)
@@ -111,21 +112,24 @@ def _partial_reduce(name, x, axes, dtype, initial=np._NoValue):
     members = _group(lay, gaxes, ctx.rank) if gaxes else [ctx.rank]
     mine = None
     be = backend_of(ctx)
-    # Under ``errstate(...='raise')`` a floating-point error may strike one rank
-    # only (its block overflows): every rank agrees before it goes on.
-    agree = "raise" in np.geterr().values()
-    if has_data(ctx.rank):
+    # Under ``errstate(...='raise')`` (or warnings turned into errors) an error
+    # may strike one rank only (its block overflows): every rank agrees on it,
+    # whichever way it computes its partial (fused, stored, or no data at all).
+    agreeing = errors_may_raise()
+
+    def partial():
+        if not has_data(ctx.rank):
+            return None
         # A deferred bool/int tree summed whole is summed inside its fused kernel,
         # never stored; the partials are combined below exactly as stored ones.
-        fused = None
         if name == "sum" and dtype is None and len(axes) == x.ndim and _fusion.is_deferred(x):
             fused = _fusion.local_sum(x, res_dtype)
-        if fused is not None:
-            mine = be.asarray(np.full((1,) * x.ndim, fused, res_dtype))
-        else:
-            mine = _agreeing(ctx, agree, lambda: _local_reduce(be, fn, x.local, axes, kw, res_dtype))
-    elif agree:
-        _engine._agree(ctx, None)
+            if fused is not None:
+                return be.asarray(np.full((1,) * x.ndim, fused, res_dtype))
+        return _local_reduce(be, fn, x.local, axes, kw, res_dtype)
+
+    with agreement(ctx, agreeing):
+        mine = partial()
     nbytes = len(members) * int(np.prod(rshape, dtype=np.int64)) * res_dtype.itemsize
     if len(members) > 1 and nbytes > config.reduce_gather_bytes and res_dtype.kind in "biufc":
         # Large partials: a rank-ordered Reduce + Bcast holds two blocks, not one per rank.
@@ -147,21 +151,9 @@ def _partial_reduce(name, x, axes, dtype, initial=np._NoValue):
             return parts[0]
         return np.asarray(fn(np.stack(parts), axis=0, **kw), dtype=res_dtype)
 
-    local = _agreeing(ctx, agree, combine)
+    with agreement(ctx, agreeing):
+        local = combine()
     return rlay, local, res_dtype
-
-
-def _agreeing(ctx, agree: bool, compute):
-    """``compute()``; with ``agree``, a FloatingPointError on any rank raises on every rank.  Collective."""
-    if not agree:
-        return compute()
-    err = out = None
-    try:
-        out = compute()
-    except FloatingPointError as e:
-        err = e
-    _engine._agree(ctx, err)
-    return out
 
 
 def _local_reduce(be, fn, block, axes, kw: dict, res_dtype):
@@ -235,6 +227,8 @@ def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, ini
     """
     if where is not True:
         raise NotImplementedError(f"{name}(where=...) is not implemented in spmdarray yet")
+    if x.ndim == 0:
+        return _reduce_0d(name, x, axis, dtype, out, keepdims, ddof, initial)
     axes = normalize_axes(axis, x.ndim)
     ctx = x._s.ctx  # (a deferred x is not evaluated here: a fused sum may not need it)
     npfn = getattr(np, name)
@@ -293,6 +287,23 @@ def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, ini
         if name == "std":
             local = np.sqrt(local)
     return _finish(ctx, rlay2, _cast(local.real, res_dtype), res_dtype, axes, keepdims, out, x.ndim)
+
+
+def _reduce_0d(name, x, axis, dtype, out, keepdims, ddof, initial):
+    """A reduction of a 0-d array: NumPy accepts ``axis`` 0 and -1 (and tuples of them) there.  Collective."""
+    for a in axis if isinstance(axis, (tuple, list)) else () if axis is None else (axis,):
+        if operator.index(a) not in (0, -1):
+            raise np.exceptions.AxisError(operator.index(a), 0)
+    kw = {"ddof": ddof} if name in ("var", "std") else {}
+    if initial is not np._NoValue:
+        kw["initial"] = initial
+    res = reduce(name, x.reshape(1), axis=0, dtype=dtype, **kw)
+    if keepdims or out is not None:
+        res = array(res, comm=x._st.ctx.user_comm)
+    if out is not None:
+        _engine.assign(out, res)
+        return out
+    return res
 
 
 def _local_arg(be, npfn, loc, axis):

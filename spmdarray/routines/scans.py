@@ -14,7 +14,7 @@ import operator
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
-from spmdarray.comm import allgather_blocks
+from spmdarray.comm import agreement, allgather_blocks, errors_may_raise
 from spmdarray.core import fetch as _fetch
 from spmdarray.core.registry import implements, provides
 from spmdarray.decomposition import box_size
@@ -268,7 +268,11 @@ def accumulate(ufunc, x, axis=0, dtype=None, out=None):
     lay = x._layout
     b = lay.block(ctx.rank)
     be = x._st.be
-    loc = _local_accumulate(be, ufunc, x.local, ax, dt) if box_size(b) else be.empty(res.local.shape, dt)
+    # An overflow under errstate(over="raise") strikes the ranks holding it only:
+    # agreed before the tails travel and after the carries are added.
+    agreeing = errors_may_raise()
+    with agreement(ctx, agreeing):
+        loc = _local_accumulate(be, ufunc, x.local, ax, dt) if box_size(b) else be.empty(res.local.shape, dt)
     k = lay.grid_axis_of(ax)
     if k is not None and lay.dims[k] > 1:
         members = _group(lay, (k,), ctx.rank)
@@ -277,21 +281,29 @@ def accumulate(ufunc, x, axis=0, dtype=None, out=None):
         shapes = [tail_shape(m) if has(m) else (0,) * x.ndim for m in members]
         mine = be.to_host(np.take(loc, [-1], axis=ax)) if has(ctx.rank) else np.empty((0,) * x.ndim, dt)
         tails = [be.asarray(t) for t in allgather_blocks(ctx.sub(lay.dims, (k,)), np.ascontiguousarray(mine), shapes)]
-        if has(ctx.rank):
-            before = sorted(
-                (lay.block(m)[ax][0], i) for i, m in enumerate(members) if has(m) and lay.block(m)[ax][0] < b[ax][0]
-            )
-            carry = None
-            for _, i in before:
-                carry = tails[i] if carry is None else ufunc(carry, tails[i])
-            if carry is not None:
-                loc = ufunc(carry, loc).astype(dt, copy=False)
+        with agreement(ctx, agreeing):
+            if has(ctx.rank):
+                loc = _add_carry(ufunc, lay, members, tails, ax, b, loc, dt)
     if box_size(b):
         res.local[...] = loc
     if out is not None:
         assign(out, res)
         return out
     return res
+
+
+def _add_carry(ufunc, lay, members, tails, ax: int, b, loc, dt):
+    """``loc`` combined with the tails of the ranks before this one along ``ax``.  Not collective."""
+    has = lambda r: lay.owned_size(r) > 0  # noqa: E731
+    before = sorted(
+        (lay.block(m)[ax][0], i) for i, m in enumerate(members) if has(m) and lay.block(m)[ax][0] < b[ax][0]
+    )
+    carry = None
+    for _, i in before:
+        carry = tails[i] if carry is None else ufunc(carry, tails[i])
+    if carry is not None:
+        loc = ufunc(carry, loc).astype(dt, copy=False)
+    return loc
 
 
 def _local_accumulate(be, ufunc, block, axis: int, dtype):
