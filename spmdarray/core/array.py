@@ -173,6 +173,8 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
 
     # ----------------------------------------------------------- indexing
     def __getitem__(self, key):
+        if isinstance(key, str) and self.dtype.names is not None:
+            _field_error(self.dtype, key)
         base = element_index(self._map, key)
         if base is not None:  # one element: a read from its owner, no view
             return read_element(self._st, base)
@@ -518,7 +520,10 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         dtype = np.dtype(dtype)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the copy below warns as NumPy does, once
-            np.zeros(1, self.dtype).astype(dtype, casting=casting)  # NumPy's TypeError
+            try:
+                np.ones(1, self.dtype).astype(dtype, casting=casting)  # NumPy's TypeError
+            except (ValueError, OverflowError):
+                pass  # depends on the values (strings that are not numbers): agreed in the copy
         if dtype == self.dtype and not copy:
             return self
 
@@ -763,6 +768,17 @@ for _name, _what in _REDUCTIONS.items():
     reduction is replicated along the reduced grid axes.  Where NumPy takes
     ``where=``, it raises NotImplementedError.
     """
+
+
+def _field_error(dtype: np.dtype, key: str) -> None:
+    """NumPy's ValueError for a missing field; NotImplementedError, naming a way out, for a present one."""
+    if key not in dtype.names:
+        raise ValueError(f"no field of name {key}")
+    raise NotImplementedError(
+        f"x[{key!r}]: selecting a field of a structured spmdarray array is not supported (a field would have to "
+        f"be a view). Keep the fields as separate arrays, or read one as a copy with "
+        f"spmdarray.from_local(x.local[{key!r}].copy()) on the same layout"
+    )
 
 
 def _red(name, x, axis, dtype, out, keepdims, **kw):

@@ -110,7 +110,7 @@ def _maybe_reuse(ufunc, a, b, args):
 
 def _binary(name: str, ufunc):
     def op(self, other):
-        if not _known(other):
+        if not _known(other) or (name in ("eq", "ne") and isinstance(other, (str, bytes))):
             return NotImplemented
         return _apply(ufunc, self, other, "l")
 
@@ -132,7 +132,8 @@ def _binary(name: str, ufunc):
 
 
 def _known(x) -> bool:
-    return isinstance(x, OperatorsMixin) or isinstance(x, (int, float, complex, bool, np.ndarray, np.generic, list))
+    # str and bytes too: NumPy then raises its own error (``_UFuncNoLoopError`` for ``x + "abc"``).
+    return isinstance(x, (OperatorsMixin, int, float, complex, bool, str, bytes, np.ndarray, np.generic, list))
 
 
 def _unary(name: str, ufunc):

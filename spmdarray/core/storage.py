@@ -63,6 +63,7 @@ class Storage(Thunk):
         "halo_valid",
         "_views",
         "flights",
+        "exposed",
     )
 
     def __init__(self, ctx, layout: Layout, dtype, *, ghost=None, alloc=None, fill=None, agree: bool = True) -> None:
@@ -70,10 +71,19 @@ class Storage(Thunk):
         self.be = be = backend_of(ctx)
         self.layout = layout
         self.dtype = np.dtype(dtype)
+        if self.dtype.hasobject:
+            raise TypeError(
+                f"spmdarray arrays cannot hold Python objects (dtype {self.dtype}): blocks of references cannot be "
+                "sent between ranks. Convert the data to a numeric, string (astype(str)) or fixed-size structured "
+                "dtype first, or keep it in a NumPy array"
+            )
         self.version = 0
         self.halo_valid: dict = {}
         self._views: dict = {}
         self.flights: list = []  # posted exchanges touching the allocation (see ``_flights``)
+        # The program holds the allocation itself (``from_local``) and may write it
+        # at any time: deferred values never read it (they are computed at once).
+        self.exposed = False
         g = config.ghost_width if ghost is None else tuple(ghost)
         self.ghost, shape, self.origin, holds = _geometry(layout, ctx.rank, g)
         if alloc is not None:

@@ -253,6 +253,10 @@ def record(func, args, out, where, nout, kwargs):
                     return NotImplemented
             if s.deferred:
                 nops += s.nops
+            elif s.exposed:
+                # The program may write this block (``from_local``) before a deferred
+                # value would read it: computed now, so that later writes never change it.
+                return NotImplemented
     if ctx is None or not shape or math.prod(shape) < config.fuse_min_size:
         return NotImplemented
     kinds = [_kind_of(a) for a in args]

@@ -417,12 +417,14 @@ def from_local(block, comm=None, *, grid=None, ghost=0):
         raise ValueError(f"from_local: ghost must be a non-negative int (the frame width), got {ghost!r}")
     if not ghost:
         st = Storage(ctx, layout, block.dtype, ghost=(0,) * nd, alloc=block)
+        st.exposed = True  # the program writes ``block`` itself: no deferred value may read it later
         return ndarray._new(st, None)
+    # A copy inside a ghost frame: the program's block is not aliased, so nothing is exposed.
     widths = tuple(int(ghost) if layout.dims[a] > 1 else 0 for a in range(nd))
     st = Storage(ctx, layout, block.dtype, ghost=widths)
     x = ndarray._new(st, None)
     if block.size:
-        x.local[...] = block
+        x._block[...] = block
     return x
 
 

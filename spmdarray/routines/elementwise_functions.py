@@ -81,8 +81,8 @@ def copyto(dst, src, casting="same_kind", where=True):
     if where is True:
         assign(dst, src)
     else:
-        # ``positive`` has no bool loop: bool destinations copy with ``numpy.copyto``.
-        func = _copy_into if dst.dtype == bool else np.positive
+        # ``positive`` has no bool, string or date loop: those copy with ``numpy.copyto``.
+        func = np.positive if dst.dtype.kind in "iufc" else _copy_into
         elementwise(func, [src], out=(dst,), where=where, casting="unsafe", dtype=dst.dtype)
 
 
