@@ -290,16 +290,22 @@ def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, ini
 
 
 def _reduce_0d(name, x, axis, dtype, out, keepdims, ddof, initial):
-    """A reduction of a 0-d array: NumPy accepts ``axis`` 0 and -1 (and tuples of them) there.  Collective."""
-    for a in axis if isinstance(axis, (tuple, list)) else () if axis is None else (axis,):
-        if operator.index(a) not in (0, -1):
-            raise np.exceptions.AxisError(operator.index(a), 0)
+    """A reduction of a 0-d array, as NumPy's: a scalar (also with ``keepdims``).  Collective.
+
+    ``axis`` may be None or ``()``; the ufunc reductions (sum, prod, min, max,
+    any, all) also accept the integers 0 and -1, as NumPy's do.
+    """
+    axes = axis if isinstance(axis, (tuple, list)) else () if axis is None else None
+    if axes is None:
+        a = operator.index(axis)
+        if name not in _COMBINE or a not in (0, -1):
+            raise np.exceptions.AxisError(a, 0)
+    elif axes:
+        raise np.exceptions.AxisError(operator.index(axes[0]), 0)
     kw = {"ddof": ddof} if name in ("var", "std") else {}
     if initial is not np._NoValue:
         kw["initial"] = initial
     res = reduce(name, x.reshape(1), axis=0, dtype=dtype, **kw)
-    if keepdims or out is not None:
-        res = array(res, comm=x._st.ctx.user_comm)
     if out is not None:
         _engine.assign(out, res)
         return out
