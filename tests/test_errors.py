@@ -161,3 +161,99 @@ def test_value_dependent_conversion_in_setitem_fails_on_every_rank():
     assert_eq(x, numpy.zeros(6), exact=True)
     x[:] = bad[:5].tolist() + ["6"]
     assert_eq(x, numpy.arange(1.0, 7.0), exact=True)
+
+
+_V = numpy.linspace(0.5, 3.0, 11)
+UNDER_ERRSTATE_RAISE = {
+    "linalg.norm": lambda m, x: m.linalg.norm(x),
+    "linalg.vector_norm": lambda m, x: m.linalg.vector_norm(x),
+    "linalg.matrix_norm": lambda m, x: m.linalg.matrix_norm(x.reshape(1, 11)),
+    "isclose": lambda m, x: m.isclose(x, x + 1e-9),
+    "allclose": lambda m, x: m.allclose(x, x + 1e-9),
+    "round": lambda m, x: m.round(x, 1),
+    "around": lambda m, x: m.around(x, 1),
+    "ndarray.round": lambda m, x: x.round(1),
+    "nan_to_num": lambda m, x: m.nan_to_num(x),
+    "interp": lambda m, x: m.interp(x, numpy.arange(4.0), numpy.arange(4.0) ** 2),
+    "sinc": lambda m, x: m.sinc(x),
+    "i0": lambda m, x: m.i0(x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNDER_ERRSTATE_RAISE))
+def test_kernels_that_are_not_ufuncs_work_under_errstate_raise(name):
+    fn = UNDER_ERRSTATE_RAISE[name]
+    with numpy.errstate(all="raise"):
+        want = fn(numpy, _V.copy())
+        got = fn(sp, sp.array(_V))
+    assert_eq(got, want, rtol=1e-12)
+
+
+def test_numeric_strings_convert_and_where_takes_strings():
+    s0 = numpy.array(["1.5", "2", "-3", "4e2"] * 3)
+    s = sp.array(s0)
+    assert_eq(s.astype(float), s0.astype(float), exact=True)
+    assert_eq(sp.array(numpy.array(["1", "-2", "3"] * 4)).astype(int), numpy.array([1, -2, 3] * 4))
+    c0 = numpy.arange(12) % 3 == 0
+    assert_eq(sp.where(sp.array(c0), s, sp.array(s0[::-1].copy())), numpy.where(c0, s0, s0[::-1]))
+
+
+def test_object_dtype_is_rejected_at_creation_naming_the_fix():
+    for make in (
+        lambda: sp.array(numpy.array([1, "a", None] * 4, dtype=object)),
+        lambda: sp.zeros(5, dtype=object),
+        lambda: sp.ones(3).astype(object),
+    ):
+        with pytest.raises(TypeError, match="cannot hold Python objects.*Convert") as info:
+            make()
+        _same_everywhere(info.value)
+
+
+@pytest.mark.parametrize("axis", [0.5, "1", (0, 1.0)])
+def test_axis_must_be_an_integer(axis):
+    x = sp.ones((3, 4))
+    _, nmsg = _numpy_error(lambda: numpy.ones((3, 4)).sum(axis=axis))
+    with pytest.raises(TypeError) as info:
+        x.sum(axis=axis)
+    assert str(info.value) == nmsg
+    _same_everywhere(info.value)
+
+
+def test_field_of_structured_array_says_it_is_not_supported():
+    x = sp.zeros(6, dtype=[("x", float), ("y", numpy.int32)])
+    with pytest.raises(NotImplementedError, match=r"x\['x'\].*structured") as info:
+        x["x"]
+    _same_everywhere(info.value)
+    with pytest.raises(ValueError, match="no field of name z"):
+        x["z"]
+
+
+def test_adding_a_string_raises_numpys_no_loop_error():
+    x = sp.ones(5)
+    ncls, nmsg = _numpy_error(lambda: numpy.ones(5) + "abc")
+    for f in (lambda: x + "abc", lambda: "abc" + x, lambda: x * "a"):
+        with pytest.raises(numpy._core._exceptions.UFuncTypeError) as info:
+            f()
+        assert type(info.value) is ncls or isinstance(info.value, ncls)
+        _same_everywhere(info.value)
+    with pytest.raises(type(info.value), match="did not contain a loop"):
+        x + "abc"
+    assert str(_numpy_error(lambda: numpy.ones(5) + "abc")[1]) == nmsg
+    assert x.__eq__("abc") is NotImplemented  # Python's == then gives False, as before
+
+
+@pytest.mark.parametrize("value", [3.0, 3 + 1j, 7])
+@pytest.mark.parametrize("name", ["sum", "prod", "mean", "var", "std", "min", "max"])
+def test_reductions_of_0d_arrays_match_numpy(name, value):
+    z0 = numpy.array(value)
+    z = sp.array(z0)
+    kws = ({}, {"axis": 0}, {"axis": -1}, {"axis": (0,)}, {"axis": ()}, {"axis": 1}, {"keepdims": True})
+    for kw in kws:
+        try:
+            want = getattr(z0, name)(**kw)
+        except Exception as e:  # noqa: BLE001 - NumPy's class is the reference
+            with pytest.raises(type(e)) as info:
+                getattr(z, name)(**kw)
+            _same_everywhere(info.value)
+            continue
+        assert_eq(getattr(z, name)(**kw), want)
