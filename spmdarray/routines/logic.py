@@ -382,6 +382,7 @@ def part_view(x, part: str):
     st.halo_valid = {}
     st._views = {}
     st.flights = parent.flights  # one memory: messages in flight are the parent's too
+    st.exposed = parent.exposed  # a part of a block the program holds (from_local)
     return ndarray._new(st, x._map)
 
 
