@@ -312,3 +312,23 @@ def test_uncaught_error_ends_the_job_with_the_error_on_every_rank(nprocs, kind):
     text = "FloatingPointError: invalid value encountered in cast" if kind == "errstate" else "RuntimeWarning: divide"
     assert out.count(text) == nprocs, out
     assert out.count(f"it occurred on rank {nprocs - 1} of {nprocs})") == nprocs, out
+
+
+def test_write_through_local_then_mark_modified_keeps_values_computed_before():
+    # ``x.local`` taken on the first rank only: the others keep deferring, with the same messages.
+    rank, _ = world()
+    with config.set(fuse_min_size=0):
+        x = sp.ones(4 * N)
+        kept = x.local if rank == 0 else None
+        t = x * 2
+        stencil = x[1:] + x[:-1]
+        later = t + stencil[0]  # mixes a value computed at once (rank 0) and deferred ones
+        if kept is not None:
+            kept[...] = 100
+        x.mark_modified()
+        assert_eq(t, numpy.full(4 * N, 2.0), exact=True)
+        assert_eq(stencil, numpy.full(4 * N - 1, 2.0), exact=True)
+        assert_eq(later, numpy.full(4 * N, 4.0), exact=True)
+        want = numpy.ones(4 * N)
+        want[: numpy.asarray(x).tolist().count(100.0)] = 100.0
+        assert_eq(x + 0, want, exact=True)

@@ -143,8 +143,17 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         For a replicated array (a small one, see ``config.replicate_below``)
         this is the whole array on every rank: write it alike on every rank.
         After writing through it, call :meth:`mark_modified` (collective) so
-        that cached halos of views of this array are refreshed.
+        that cached halos of views of this array are refreshed.  From now on,
+        operations reading this array are computed at once, never deferred,
+        so that such a write cannot change a value computed before it.
         """
+        st = self._st
+        st.exposed = True
+        return st.view_of(self._map, self._layout.block(st.ctx.rank))
+
+    @property
+    def _block(self) -> np.ndarray:
+        """:attr:`local` for spmdarray's own code, which never keeps it past the operation."""
         return self._st.view_of(self._map, self._layout.block(self._st.ctx.rank))
 
     @property
@@ -457,7 +466,7 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
 
         out = ops.empty_like(self, dtype=dtype)
         if self._layout.owned_size(self._st.ctx.rank):
-            out.local[...] = self.local.getfield(dtype, offset)
+            out._block[...] = self._block.getfield(dtype, offset)
         return out
 
     def setfield(self, val, dtype, offset: int = 0) -> None:
@@ -466,7 +475,7 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         v = ops.empty_like(self, dtype=dtype)
         ops.assign(v, val)
         if self._layout.owned_size(self._st.ctx.rank):
-            self.local.setfield(v.local, dtype, offset)
+            self._block.setfield(v._block, dtype, offset)
         self._st.bump()
 
     def tobytes(self, order: str = "C") -> bytes:
@@ -666,11 +675,11 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
             kw["dl_device"] = dl_device
         if copy is not None:
             kw["copy"] = copy
-        return self.local.__dlpack__(**kw)
+        return self.local.__dlpack__(**kw)  # the program may write through it: exposed
 
     def __dlpack_device__(self):
         """DLPack device of this rank's block.  Not collective."""
-        return self.local.__dlpack_device__()
+        return self._block.__dlpack_device__()
 
     def clip(self, min=None, max=None, out=None, **kw):  # noqa: A002
         """Values limited to ``[min, max]``: ``numpy.clip(a, min, max)``.  Collective.

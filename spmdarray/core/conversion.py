@@ -21,14 +21,14 @@ def gather(x) -> np.ndarray:
     lay = x._layout
     be = x._st.be
     if ctx.size == 1 or is_whole(lay):  # every rank holds it all: no message
-        return np.array(be.to_host(x.local), copy=True)
+        return np.array(be.to_host(x._block), copy=True)
     owners = set(lay.owners())
     holders = [r for r in sorted(owners) if box_size(lay.block(r))]
     if len(holders) == 1:  # one rank holds it all (a row of a row-split array): one Bcast
         root = holders[0]
-        return bcast_array(ctx, be.to_host(x.local) if ctx.rank == root else None, root, x.shape, x.dtype)
+        return bcast_array(ctx, be.to_host(x._block) if ctx.rank == root else None, root, x.shape, x.dtype)
     shapes = [tuple(hi - lo for lo, hi in lay.block(r)) if r in owners else (0,) for r in range(ctx.size)]
-    mine = be.to_host(x.local) if ctx.rank in owners else np.empty((0,), x.dtype)
+    mine = be.to_host(x._block) if ctx.rank in owners else np.empty((0,), x.dtype)
     parts = allgather_blocks(ctx.comm, mine, shapes)
     out = np.empty(x.shape, x.dtype)
     for r, part in enumerate(parts):

@@ -33,7 +33,7 @@ def _copies(obj, found: list):
         if not is_whole(obj._layout):
             raise _Split
         found.append(obj)
-        return obj.local
+        return obj._block
     if type(obj) is list or type(obj) is tuple:
         return type(obj)(_copies(o, found) for o in obj)
     return obj
@@ -55,7 +55,7 @@ def _wrap(ctx, be, res):
         lay = default_layout(res.shape, ctx.size)
         out = ndarray._new(Storage(ctx, lay, res.dtype), None)
         if lay.owned_size(ctx.rank):
-            out.local[...] = be.asarray(res[tuple(slice(lo, hi) for lo, hi in lay.block(ctx.rank))])
+            out._block[...] = be.asarray(res[tuple(slice(lo, hi) for lo, hi in lay.block(ctx.rank))])
         return out
     if isinstance(res, tuple):
         items = [_wrap(ctx, be, r) for r in res]
@@ -89,7 +89,7 @@ def call_on_replicas(func, args, kwargs):
     if any(x._st.ctx is not ctx for x in found):
         return NotImplemented
     be = found[0]._st.be
-    inputs = [x.local for x in found]
+    inputs = [x._block for x in found]
     res = func(*largs, **lkw)
     if _aliases(be, res, inputs):
         return NotImplemented

@@ -141,12 +141,12 @@ def run_steps(x, steps, out=None, conj=False, balance=True):
         # A floating-point error under errstate(...="raise") strikes some ranks only.
         with agreement(ctx, errors_may_raise()):
             if new_lay.owned_size(ctx.rank):
-                b = cur.local
+                b = cur._block
                 for k, a, n, nm in group:
                     b = getattr(be.xp.fft, k)(b, n=n, axis=a, norm=nm)
                 if conj and last:
                     b = be.xp.conjugate(b)
-                res.local[...] = b
+                res._block[...] = b
         cur = res
     if not steps and conj:
         cur = _engine.elementwise(np.conjugate, [cur])
@@ -337,7 +337,7 @@ def _c2c(z, n, inverse, norm, direct_only=False):
             prod = (xp.arange(k0, k1, dtype=np.int64)[:, None] * xp.arange(m0, m1, dtype=np.int64)[None, :]) % n
             sign = 2.0 if inverse else -2.0
             tw = xp.exp((sign * np.pi / n) * 1j * prod.astype(np.float64))
-            loc = a.local
+            loc = a._block
             loc *= tw.astype(loc.dtype)
     c = run_steps(a, [(sub, 1, n2, norm)], balance=False)
     return c.T.reshape(n)

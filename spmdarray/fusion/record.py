@@ -235,6 +235,7 @@ def record(func, args, out, where, nout, kwargs):
     ctx = None
     shape = None
     nops = 1
+    exposed = False
     for a in args:
         if type(a) is ndarray:
             s = a._s
@@ -254,9 +255,7 @@ def record(func, args, out, where, nout, kwargs):
             if s.deferred:
                 nops += s.nops
             elif s.exposed:
-                # The program may write this block (``from_local``) before a deferred
-                # value would read it: computed now, so that later writes never change it.
-                return NotImplemented
+                exposed = True
     if ctx is None or not shape or math.prod(shape) < config.fuse_min_size:
         return NotImplemented
     kinds = [_kind_of(a) for a in args]
@@ -292,6 +291,11 @@ def record(func, args, out, where, nout, kwargs):
             sub.st = None
     if o is None and backend_of(ctx).is_device:
         node.st = Storage(ctx, layout, dt)
+    if exposed and o is None:  # (with ``out`` the engine assigns, so computes, it at once)
+        # An operand's block is in the program's hands (``from_local``, ``x.local``
+        # on this rank): it may be written before the value would be computed, so
+        # it is computed now (locally; the messages are those just posted).
+        res._st  # noqa: B018 - evaluates
     if o is not None:
         return res  # the engine assigns it to ``out`` (``spmdarray.engine.elementwise``)
     if nops > config.fuse_max_ops:

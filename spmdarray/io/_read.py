@@ -125,7 +125,7 @@ def read_into(x, dset, vmap: ViewMap, collective: bool) -> None:
         return
     dxpl = _h5.transfer_list(collective)
     block = lay.block(rank)
-    local = x.local if steps[0] is not None else None
+    local = x._block if steps[0] is not None else None
     for box in steps:
         data = _h5.read_slab(dset, vmap, box, x.dtype, dxpl)
         if box is not None:

@@ -223,7 +223,7 @@ def write_from(x, dset, collective: bool) -> None:
     dxpl = _h5.transfer_list(collective)
     vmap = ViewMap.identity(x.shape)
     block = lay.block(rank)
-    local = x.local if steps[0] is not None else None
+    local = x._block if steps[0] is not None else None
     for box in steps:
         data = None if box is None else _h5.host(local[(*relative(box, block), ...)])
         _h5.write_slab(dset, vmap, box, data, dxpl)

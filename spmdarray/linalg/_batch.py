@@ -133,7 +133,7 @@ def gufunc(name: str, func, inputs, ncores, *, limit: bool = True):
     err, res = None, None
     try:
         with np.errstate(all="ignore"):
-            res = func(*(be.to_host(x.local) for x in laid))
+            res = func(*(be.to_host(x._block) for x in laid))
     except Exception as e:  # agreed below, so that every rank raises it
         err = (type(e), str(e))
     kind = None
@@ -147,8 +147,8 @@ def gufunc(name: str, func, inputs, ncores, *, limit: bool = True):
     results = []
     for i, (_, core) in enumerate(metas):
         r = new_array(ctx, batch_layout(b, core, ctx.size), dtypes[i])
-        if r.local.size:
-            r.local[...] = be.asarray(np.asarray(outs[i]).astype(dtypes[i], copy=False))
+        if r._block.size:
+            r._block[...] = be.asarray(np.asarray(outs[i]).astype(dtypes[i], copy=False))
         r._st.bump()
         results.append(finish(r, ctx) if single else r)
     if rtype is None:

@@ -90,7 +90,7 @@ def _tsqr(a, want_q: bool = True):
     dt = np.linalg.qr(np.ones((1, 1), a.dtype))[1].dtype
     A = _row_blocks(a.astype(dt, copy=False), ctx)
     be = A._st.be
-    loc = be.to_host(A.local)
+    loc = be.to_host(A._block)
     bounds = block_bounds(m, ctx.size)
     ks = [min(hi - lo, n) for lo, hi in bounds]
     q1, r1 = np.linalg.qr(loc, mode="reduced")
@@ -102,8 +102,8 @@ def _tsqr(a, want_q: bool = True):
         return None, r
     off = sum(ks[: ctx.rank])
     Q = new_array(ctx, A._layout, dt)
-    if Q.local.size:
-        Q.local[...] = be.asarray(q1 @ q2[off : off + ks[ctx.rank]])
+    if Q._block.size:
+        Q._block[...] = be.asarray(q1 @ q2[off : off + ks[ctx.rank]])
     Q._st.bump()
     return Q, r
 
@@ -246,7 +246,7 @@ def _cholesky_rows(a):
     dt = np.linalg.cholesky(np.ones((1, 1), a.dtype)).dtype
     A = _row_blocks(a, ctx)
     be = A._st.be
-    loc = be.to_host(A.local).astype(dt, copy=True)
+    loc = be.to_host(A._block).astype(dt, copy=True)
     bounds = block_bounds(n, ctx.size)
     lo, hi = bounds[ctx.rank]
     me = ctx.rank
@@ -273,8 +273,8 @@ def _cholesky_rows(a):
             loc[:, phi:hi] -= loc[:, plo:phi] @ panel.conj().T
     loc[:, hi:] = 0
     L = new_array(ctx, A._layout, dt)  # noqa: N806
-    if L.local.size:
-        L.local[...] = be.asarray(loc)
+    if L._block.size:
+        L._block[...] = be.asarray(loc)
     L._st.bump()
     return L
 

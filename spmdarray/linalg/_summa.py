@@ -88,14 +88,14 @@ def _replicated_product(ctx, a, b, dtype):
     for x in (a, b):
         if not is_whole(x._layout):
             x = redistribute(x, Layout.replicated(x.shape, ctx.size))
-        whole.append(x.local)
+        whole.append(x._block)
     full = whole[0].astype(dtype, copy=False) @ whole[1].astype(dtype, copy=False)
     if not full.ndim:  # vector @ vector: a NumPy scalar, as NumPy gives
         return np.asarray(a._st.be.to_host(full))[()]
     lay = default_layout(full.shape, ctx.size)
     c = ndarray._new(Storage(ctx, lay, dtype), None)
     if lay.owned_size(ctx.rank):
-        c.local[...] = full[tuple(slice(lo, hi) for lo, hi in lay.block(ctx.rank))]
+        c._block[...] = full[tuple(slice(lo, hi) for lo, hi in lay.block(ctx.rank))]
     return c
 
 
@@ -111,8 +111,8 @@ def _summa(ctx, a, b, dtype):
     C = ndarray._new(Storage(ctx, clay, dtype, fill=0), None)
     me = unravel(ctx.rank, (pr, pc))
     (r0, r1), (c0, c1) = clay.block(ctx.rank)
-    cloc = C.local
-    aloc, bloc = A.local, B.local
+    cloc = C._block
+    aloc, bloc = A._block, B._block
     be = C._st.be
     (_, _), (ak0, _) = alay.block(ctx.rank)
     (bk0, _), (_, _) = blay.block(ctx.rank)

@@ -235,10 +235,10 @@ class Generator(_ContinuousMethods, _DiscreteMethods):
         if not lay.owned_size(rank):
             return res
         rbox = lay.block(rank)
-        local = res.local
+        local = res._block
         if not rbox:
             local[...] = be.asarray(
-                fill(rbox, be.xp, [np.asarray(p) if not _is_dist(p) else p.local for p in local_params])
+                fill(rbox, be.xp, [np.asarray(p) if not _is_dist(p) else p._block for p in local_params])
             )
             return res
         (lo, hi), rest = rbox[0], rbox[1:]
@@ -249,7 +249,7 @@ class Generator(_ContinuousMethods, _DiscreteMethods):
             blocks = []
             for p in local_params:
                 if _is_dist(p):
-                    blocks.append(p.local[s - lo : e - lo])
+                    blocks.append(p._block[s - lo : e - lo])
                 elif p.ndim == 0:
                     blocks.append(p)
                 else:

@@ -92,7 +92,7 @@ def generate(shape, dtype, fill, comm=None, backend=None):
     be = x._st.be
     if lay.owned_size(x._st.ctx.rank):
         box = lay.block(x._st.ctx.rank)
-        local = x.local
+        local = x._block
         if not box:
             local[...] = be.asarray(fill(box, be.xp))
             return x
@@ -205,7 +205,7 @@ def array(obj, dtype=None, *, copy=True, order="K", subok=True, ndmin=0, like=No
     x = _new(arr.shape, arr.dtype, comm, backend=backend)
     box = x._layout.block(x._st.ctx.rank)
     if box_size(box):
-        x.local[...] = x._st.be.asarray(arr[tuple(slice(lo, hi) for lo, hi in box)])
+        x._block[...] = x._st.be.asarray(arr[tuple(slice(lo, hi) for lo, hi in box)])
     return x
 
 
@@ -216,7 +216,7 @@ def _to_backend(x, backend: str, dtype):
     ctx = context(x._st.ctx.user_comm, backend)
     out = ndarray._new(Storage(ctx, x._layout, np.dtype(dtype or x.dtype)), None)
     if x._layout.owned_size(ctx.rank):
-        out.local[...] = out._st.be.asarray(x._st.be.to_host(x.local))
+        out._block[...] = out._st.be.asarray(x._st.be.to_host(x._block))
     return out
 
 

@@ -359,6 +359,14 @@ class _PartStorage(Storage):
     __slots__ = ("_parent", "part")
 
     @property
+    def exposed(self) -> bool:
+        return self._parent.exposed
+
+    @exposed.setter
+    def exposed(self, v: bool) -> None:
+        self._parent.exposed = v
+
+    @property
     def version(self):
         return self._parent.version
 
@@ -382,7 +390,6 @@ def part_view(x, part: str):
     st.halo_valid = {}
     st._views = {}
     st.flights = parent.flights  # one memory: messages in flight are the parent's too
-    st.exposed = parent.exposed  # a part of a block the program holds (from_local)
     return ndarray._new(st, x._map)
 
 
@@ -444,7 +451,7 @@ def _bitwise_out(x, axis: int, n_out: int, out_bounds, local_fn, dtype):
     olay = Layout(shape, lay.dims, lay.gaxis, lay.gfixed, tuple(new))
     res = ndarray._new(Storage(x._st.ctx, olay, dtype), None)
     if olay.owned_size(x._st.ctx.rank):
-        res.local[...] = local_fn(x.local)
+        res._block[...] = local_fn(x._block)
     return res
 
 

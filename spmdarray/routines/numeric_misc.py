@@ -295,7 +295,7 @@ def _local_rows(v, lay, ctx):
         return np.asarray(v)[lo:hi]
     rl = Layout(v.shape, lay.dims, (0,), (None,), (lay.intervals[0],) + (None,) * (v.ndim - 1))
     r = redistribute(v, rl)
-    return r._st.be.to_host(r.local)
+    return r._st.be.to_host(r._block)
 
 
 @implements(np.polyfit)
@@ -337,7 +337,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
         rcond = len(x) * np.finfo(xdt).eps
     lay = Layout.balanced(x.shape, ctx.size)
     xr = redistribute(x, lay)
-    xl = xr._st.be.to_host(xr.local).astype(xdt)
+    xl = xr._st.be.to_host(xr._block).astype(xdt)
     yl = _local_rows(y, lay, ctx).astype(np.result_type(xdt, ydt))
     lhs = np.vander(xl, order)
     rhs = yl
@@ -441,7 +441,7 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     err = None
     if mine:
         try:
-            res = np.apply_along_axis(func1d, axis, p.local, *args, **kwargs)
+            res = np.apply_along_axis(func1d, axis, p._block, *args, **kwargs)
             info = (tuple(res.shape[axis : axis + res.ndim - nd + 1]), res.dtype.str)
         except Exception as e:  # noqa: BLE001 - func1d failed on a line of this block: raised on every rank
             err = e
@@ -466,7 +466,7 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     )
     out = ndarray._new(Storage(ctx, out_lay, np.dtype(dt)), None)
     if mine and out_lay.owned_size(ctx.rank):
-        out.local[...] = res
+        out._block[...] = res
     return redistribute(out, Layout.balanced(out_shape, ctx.size))
 
 

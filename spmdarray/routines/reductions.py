@@ -126,7 +126,7 @@ def _partial_reduce(name, x, axes, dtype, initial=np._NoValue):
             fused = _fusion.local_sum(x, res_dtype)
             if fused is not None:
                 return be.asarray(np.full((1,) * x.ndim, fused, res_dtype))
-        return _local_reduce(be, fn, x.local, axes, kw, res_dtype)
+        return _local_reduce(be, fn, x._block, axes, kw, res_dtype)
 
     with agreement(ctx, agreeing):
         mine = partial()
@@ -204,7 +204,7 @@ def _finish(ctx, rlay: Layout, local, dtype, axes, keepdims, out, ndim_in):
     st = Storage(ctx, lay, dtype)
     res = ndarray._new(st, None)
     if lay.owned_size(ctx.rank):
-        res.local[...] = st.be.asarray(local)
+        res._block[...] = st.be.asarray(local)
     if out is not None:
         _engine.assign(out, res)
         return out
@@ -271,7 +271,7 @@ def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, ini
     mst = Storage(ctx, rlay, mean_local.dtype)
     mean = ndarray._new(mst, None)
     if rlay.owned_size(ctx.rank):
-        mean.local[...] = mst.be.asarray(mean_local)
+        mean._block[...] = mst.be.asarray(mean_local)
     d = _engine.elementwise(np.subtract, [x, mean])
     is_complex = d.dtype.kind == "c"
     if is_complex:
@@ -349,7 +349,7 @@ def argreduce(name, x, axis=None, out=None, keepdims=False):
         members = _group(lay, gaxes, ctx.rank) if gaxes else [ctx.rank]
         shapes = [(1,) if lay.owned_size(m) else (0,) for m in members]
         if lay.owned_size(ctx.rank):
-            loc = x.local
+            loc = x._block
             i = int(_local_arg(x._st.be, npfn, loc, None))
             idx = np.unravel_index(i, loc.shape)
             gidx = np.ravel_multi_index(tuple(j + lo for j, (lo, _) in zip(idx, b)), x.shape)
@@ -392,7 +392,7 @@ def argreduce(name, x, axis=None, out=None, keepdims=False):
 
     b = lay.block(ctx.rank)
     if has_data(ctx.rank):
-        loc = x.local
+        loc = x._block
         li = np.expand_dims(_local_arg(x._st.be, npfn, loc, ax), ax)
         val = np.take_along_axis(loc, li, ax)
         gi = (li + b[ax][0]).astype(np.int64)

@@ -272,7 +272,7 @@ def accumulate(ufunc, x, axis=0, dtype=None, out=None):
     # agreed before the tails travel and after the carries are added.
     agreeing = errors_may_raise()
     with agreement(ctx, agreeing):
-        loc = _local_accumulate(be, ufunc, x.local, ax, dt) if box_size(b) else be.empty(res.local.shape, dt)
+        loc = _local_accumulate(be, ufunc, x._block, ax, dt) if box_size(b) else be.empty(res._block.shape, dt)
     k = lay.grid_axis_of(ax)
     if k is not None and lay.dims[k] > 1:
         members = _group(lay, (k,), ctx.rank)
@@ -285,7 +285,7 @@ def accumulate(ufunc, x, axis=0, dtype=None, out=None):
             if has(ctx.rank):
                 loc = _add_carry(ufunc, lay, members, tails, ax, b, loc, dt)
     if box_size(b):
-        res.local[...] = loc
+        res._block[...] = loc
     if out is not None:
         assign(out, res)
         return out

@@ -84,7 +84,7 @@ def _wrap(ctx, lay: Layout, dtype, local):
     st = Storage(ctx, lay, dtype)
     res = ndarray._new(st, None)
     if lay.owned_size(ctx.rank):
-        res.local[...] = st.be.asarray(local).reshape(res.local.shape)
+        res._block[...] = st.be.asarray(local).reshape(res._block.shape)
     return res
 
 
@@ -281,11 +281,11 @@ def _sort_along(x, axis: int, values: bool, indices: bool, carry=None):
     if k is None or lay.dims[k] == 1 or x.size == 0:
         vals = idxs = cv = None
         if lay.owned_size(ctx.rank):
-            loc = x.local
+            loc = x._block
             o = _local_argsort(be, loc, axis)
             idxs = o
             vals = np.take_along_axis(loc, o, axis) if values else None
-            cv = np.take_along_axis(carry.local, o, axis) if carry is not None else None
+            cv = np.take_along_axis(carry._block, o, axis) if carry is not None else None
         res = (
             _wrap(ctx, lay, x.dtype, vals) if values else None,
             _wrap(ctx, lay, itype, idxs) if indices else None,
@@ -295,7 +295,7 @@ def _sort_along(x, axis: int, values: bool, indices: bool, carry=None):
     box = lay.block(ctx.rank)
     lo = box[axis][0]
     n_ax = x.shape[axis]
-    loc = np.moveaxis(be.to_host(x.local), axis, -1)
+    loc = np.moveaxis(be.to_host(x._block), axis, -1)
     moved_shape = loc.shape
     rows = int(np.prod(moved_shape[:-1], dtype=np.int64))
     nloc = moved_shape[-1]
@@ -307,7 +307,7 @@ def _sort_along(x, axis: int, values: bool, indices: bool, carry=None):
     keys = [row, vals, gidx] if rows > 1 else [vals, gidx]
     pay = []
     if carry is not None:
-        cb = np.moveaxis(be.to_host(carry.local), axis, -1).reshape(rows, nloc)
+        cb = np.moveaxis(be.to_host(carry._block), axis, -1).reshape(rows, nloc)
         pay = [np.take_along_axis(cb, o, 1).reshape(-1)]
     keys, pay, offset, _ = sample_sort(sub, keys, pay, presorted=True, merge=_merge_rows if rows > 1 else None)
     v, g = keys[-2], keys[-1]
@@ -427,7 +427,7 @@ def lexsort(keys, axis=-1):
     blocks = []
     for k in keys:
         if _fetch.is_distributed(k):
-            blocks.append(k._st.be.to_host(balanced(k).local).reshape(-1))
+            blocks.append(k._st.be.to_host(balanced(k)._block).reshape(-1))
         else:
             lo, hi = lay.block(ctx.rank)[0]
             blocks.append(np.asarray(k)[lo:hi])
@@ -443,7 +443,7 @@ def _flat_run(x):
     x = balanced(x.ravel())
     ctx = x._st.ctx
     lo = x._layout.block(ctx.rank)[0][0] if x._layout.owned_size(ctx.rank) else 0
-    v = x._st.be.to_host(x.local).reshape(-1) if x._layout.owned_size(ctx.rank) else np.empty(0, x.dtype)
+    v = x._st.be.to_host(x._block).reshape(-1) if x._layout.owned_size(ctx.rank) else np.empty(0, x.dtype)
     g = lo + np.arange(len(v), dtype=np.int64)
     keys, _, offset, counts = sample_sort(ctx.comm, [v, g])
     return keys[0], keys[1], offset, counts
@@ -469,7 +469,7 @@ def _row_run(ar, axis):
     sizes += [0] * (ctx.size - len(sizes))
     m2 = redistribute(moved.reshape(n, k), Layout.from_extents((tuple(sizes), (k,))))
     lo = int(sum(sizes[: ctx.rank]))
-    blk = m2._st.be.to_host(m2.local).reshape(-1, k) if m2._layout.owned_size(ctx.rank) else np.empty((0, k), ar.dtype)
+    blk = m2._st.be.to_host(m2._block).reshape(-1, k) if m2._layout.owned_size(ctx.rank) else np.empty((0, k), ar.dtype)
     g = lo + np.arange(len(blk), dtype=np.int64)
     keys, _, offset, counts = sample_sort(ctx.comm, [blk[:, j] for j in range(k)] + [g])
     rows = np.stack(keys[:-1], axis=1) if len(keys) > 1 else np.empty((0, k), ar.dtype)
@@ -616,7 +616,7 @@ def _select(x, mask):
     mask = balanced(mask)
     ctx = x._st.ctx
     if x._layout.owned_size(ctx.rank):
-        piece = x._st.be.to_host(x.local)[x._st.be.to_host(mask.local)]
+        piece = x._st.be.to_host(x._block)[x._st.be.to_host(mask._block)]
     else:
         piece = np.empty(0, x.dtype)
     return from_pieces(ctx, piece)
@@ -641,7 +641,7 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
     parts = []
     for arr, tag, base in ((t, 0, ne), (e, 1, 0)):
         if arr._layout.owned_size(ctx.rank):
-            v = arr._st.be.to_host(arr.local).astype(dt)
+            v = arr._st.be.to_host(arr._block).astype(dt)
         else:
             v = np.empty(0, dt)
         lo = arr._layout.block(ctx.rank)[0][0] if len(v) else 0

@@ -169,7 +169,7 @@ def _parse(x, key, nonzero_masks: bool = True) -> _Parsed:
     if dist_checks:
         bad = None
         for arr, axis, n in dist_checks:
-            loc = arr._st.be.to_host(arr.local) if arr._layout.owned_size(arr._st.ctx.rank) else np.zeros(0)
+            loc = arr._st.be.to_host(arr._block) if arr._layout.owned_size(arr._st.ctx.rank) else np.zeros(0)
             if loc.size:
                 lo, hi = int(loc.min()), int(loc.max())
                 if hi >= n or lo < -n:
@@ -239,7 +239,7 @@ def _replica_key(x, key):
         if _fetch.is_distributed(k):
             if k._st.ctx is not x._st.ctx or not is_whole(k._layout):
                 return None
-            k = k.local
+            k = k._block
         out.append(k)
     return tuple(out) if isinstance(key, tuple) else out[0]
 
@@ -266,10 +266,10 @@ def getitem(x, key):
 
     local = _replica_key(x, key)
     if local is not None:
-        res = x.local[local]
+        res = x._block[local]
         out = _new(res.shape, res.dtype, x._st.ctx)
         if out._layout.owned_size(x._st.ctx.rank):
-            out.local[...] = res[tuple(slice(lo, hi) for lo, hi in out._layout.block(x._st.ctx.rank))]
+            out._block[...] = res[tuple(slice(lo, hi) for lo, hi in out._layout.block(x._st.ctx.rank))]
         return out
     k = key[0] if isinstance(key, tuple) and len(key) == 1 else key
     if _fetch.is_distributed(k) and k.dtype == bool and k.ndim == x.ndim and k.ndim > 0:
@@ -285,7 +285,7 @@ def getitem(x, key):
     vals = _gather(p.v, flat.reshape(-1))
     out = _new(rshape, x.dtype, ctx, layout=lay)
     if lay.owned_size(ctx.rank):
-        out.local[...] = out._st.be.asarray(vals.reshape(flat.shape))
+        out._block[...] = out._st.be.asarray(vals.reshape(flat.shape))
     return out
 
 
@@ -302,8 +302,8 @@ def setitem(x, key, value) -> None:
         if _fetch.is_distributed(value):
             if not is_whole(value._layout):  # every rank receives the same copy
                 value = _whole(value)
-            value = value.local
-        x.local[local] = value
+            value = value._block
+        x._block[local] = value
         x._st.bump()
         return
     p = _parse(x, key, nonzero_masks=False)
@@ -336,6 +336,6 @@ def setitem(x, key, value) -> None:
 
     held = lay.owned_size(ctx.rank) > 0
     pos = _flat_of_box(lay.block(ctx.rank), rshape) if held else np.zeros(0, np.int64)
-    loc = vals._st.be.to_host(vals.local) if held else np.zeros(0, x.dtype)
+    loc = vals._st.be.to_host(vals._block) if held else np.zeros(0, x.dtype)
     _scatter(p.v, flat.reshape(-1), loc.reshape(-1), pos)
     x._st.bump()

@@ -132,7 +132,7 @@ def _take_flat(a, ind, mode="raise"):
     vals = _gather(a, blk.reshape(-1))
     out = _new(shape, a.dtype, ctx, layout=lay)
     if lay.owned_size(ctx.rank):
-        out.local[...] = out._st.be.asarray(vals.reshape(blk.shape))
+        out._block[...] = out._st.be.asarray(vals.reshape(blk.shape))
     return out
 
 
@@ -256,7 +256,7 @@ def putmask(a, mask, values):
     pos = _flat_of_box(tmp._layout.block(ctx.rank), a.shape) if held else np.zeros(0, np.int64)
     vals = _cycled(ctx, values, pos, a.dtype)
     if held:
-        tmp.local[...] = tmp._st.be.asarray(vals.reshape(tmp.local.shape))
+        tmp._block[...] = tmp._st.be.asarray(vals.reshape(tmp._block.shape))
     _where_copy(a, tmp, m)
     return None
 
@@ -377,7 +377,7 @@ def searchsorted(a, v, side="left", sorter=None):
     firsts = np.concatenate([f for f in firsts_l if f.size]) if ranks.size else np.empty(0, a.dtype)
     out = empty_like(v, dtype=_INTP)
     held = out._layout.owned_size(ctx.rank) > 0
-    vloc = v._st.be.to_host(v.local).reshape(-1) if held else np.empty(0, v.dtype)
+    vloc = v._st.be.to_host(v._block).reshape(-1) if held else np.empty(0, v.dtype)
     dt = np.result_type(a.dtype, v.dtype)
     j = np.searchsorted(firsts.astype(dt), vloc.astype(dt), side=side) - 1 if ranks.size else np.full(vloc.size, -1)
     go = j >= 0
@@ -390,7 +390,7 @@ def searchsorted(a, v, side="left", sorter=None):
     res = np.zeros(vloc.size, np.int64)
     res[go] = _request(ctx, dest, [vloc[go].astype(dt)], answer, np.int64)
     if held:
-        out.local[...] = out._st.be.asarray(res.reshape(out.local.shape).astype(_INTP))
+        out._block[...] = out._st.be.asarray(res.reshape(out._block.shape).astype(_INTP))
     return out
 
 
@@ -493,9 +493,9 @@ def _local_map(x, fn, dtype, nout):
     outs = [empty_like(x, dtype=dtype) for _ in range(nout)]
     ctx = x._st.ctx
     if x._layout.owned_size(ctx.rank):
-        res = fn(x._st.be.to_host(x.local))
+        res = fn(x._st.be.to_host(x._block))
         for o, r in zip(outs, res):
-            o.local[...] = o._st.be.asarray(np.asarray(r).reshape(o.local.shape))
+            o._block[...] = o._st.be.asarray(np.asarray(r).reshape(o._block.shape))
     return outs
 
 
@@ -507,7 +507,7 @@ def unravel_index(indices, shape, order="C"):
         raise TypeError(f"only int indices permitted (got {indices.dtype})")
     size = int(np.prod(shape, dtype=np.int64))
     ctx = indices._st.ctx
-    loc = indices._st.be.to_host(indices.local) if indices._layout.owned_size(ctx.rank) else np.zeros(0, np.int64)
+    loc = indices._st.be.to_host(indices._block) if indices._layout.owned_size(ctx.rank) else np.zeros(0, np.int64)
     bad = None
     if loc.size:
         lo, hi = int(loc.min()), int(loc.max())
@@ -543,5 +543,5 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
         raise ValueError(reports[0])
     out = _new(shape, _INTP, ctx, layout=lay)
     if held:
-        out.local[...] = out._st.be.asarray(np.asarray(res, _INTP).reshape(out.local.shape))
+        out._block[...] = out._st.be.asarray(np.asarray(res, _INTP).reshape(out._block.shape))
     return out

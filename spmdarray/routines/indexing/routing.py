@@ -122,7 +122,7 @@ def _gather(x, flat: np.ndarray) -> np.ndarray:
     def read(f):
         if f.size == 0:
             return np.empty(0, x.dtype)
-        return x._st.be.to_host(x.local[_local_coords(x, f)])
+        return x._st.be.to_host(x._block[_local_coords(x, f)])
 
     return _request(ctx, dest, [flat], read, x.dtype)
 
@@ -150,7 +150,7 @@ def _scatter(x, flat: np.ndarray, vals: np.ndarray, pos: np.ndarray) -> None:
         rf, rv = rf[o], rv[o]
         _, first = np.unique(rf[::-1], return_index=True)
         keep = rf.size - 1 - first
-        x.local[_local_coords(x, rf[keep])] = x._st.be.asarray(rv[keep])
+        x._block[_local_coords(x, rf[keep])] = x._st.be.asarray(rv[keep])
     x._st.bump()
 
 
@@ -198,7 +198,7 @@ def _local_1d(m):
     ctx = m._st.ctx
     if not m._layout.owned_size(ctx.rank):
         return 0, np.empty(0, m.dtype)
-    return m._layout.block(ctx.rank)[0][0], m._st.be.to_host(m.local)
+    return m._layout.block(ctx.rank)[0][0], m._st.be.to_host(m._block)
 
 
 def _flat_nonzero(a):
@@ -222,7 +222,7 @@ def _block_of(ctx, arr, rshape, lead: int, lay: Layout, dtype=_INTP):
         _engine.assign(tmp, view)
         if not lay.owned_size(ctx.rank):
             return np.zeros(tuple(hi - lo for lo, hi in box), dtype)
-        return tmp._st.be.to_host(tmp.local)
+        return tmp._st.be.to_host(tmp._block)
     a = np.asarray(arr).reshape((1,) * pre + np.shape(arr) + (1,) * post)
     if not lay.owned_size(ctx.rank):
         return np.zeros(tuple(hi - lo for lo, hi in box), a.dtype)

@@ -51,7 +51,7 @@ def expand_along(x, axis: int, counts=None, dcounts=None):
     be = x._st.be
     if dcounts is not None:
         cb = redistribute(dcounts.astype(np.intp, copy=False), lay)
-        mine = be.to_host(cb.local).astype(np.intp) if box_size(box) else np.zeros(0, np.intp)
+        mine = be.to_host(cb._block).astype(np.intp) if box_size(box) else np.zeros(0, np.intp)
         info = allgather_object(ctx, (int(mine.sum()), bool((mine < 0).any())))
         if any(neg for _, neg in info):
             raise ValueError("repeats may not contain negative values.")
@@ -84,7 +84,7 @@ def _relabel(xb, axis: int, ivals, local_fn):
     new_lay = Layout(shape, lay.dims, lay.gaxis, lay.gfixed, intervals)
     nbox = new_lay.block(me)
     if box_size(nbox):
-        loc = local_fn(xb.local)
+        loc = local_fn(xb._block)
     else:
         loc = be.empty(tuple(b - a for a, b in nbox), xb.dtype)
     st = Storage(ctx, new_lay, xb.dtype, ghost=(0,) * xb.ndim, alloc=be.xp.ascontiguousarray(loc))

@@ -72,7 +72,7 @@ def along_axis(x, axis: int, func, out_len: int, dtype):
     be = x._st.be
     box = new_lay.block(ctx.rank)
     if box_size(box) and box_size(lay.block(ctx.rank)):
-        loc = be.xp.ascontiguousarray(be.asarray(func(xr.local, axis)).astype(dtype, copy=False))
+        loc = be.xp.ascontiguousarray(be.asarray(func(xr._block, axis)).astype(dtype, copy=False))
     else:
         loc = be.empty(tuple(hi - lo for lo, hi in box), dtype)
     return ndarray._new(Storage(ctx, new_lay, np.dtype(dtype), ghost=(0,) * x.ndim, alloc=loc), None)

@@ -163,8 +163,8 @@ def _reshape_copy(x, shape):
     out = ndarray._new(Storage(ctx, dst_lay, x.dtype), None)
     if is_whole(src_lay):
         if dst_lay.owned_size(me):
-            whole = x.local.reshape(shape)
-            out.local[...] = whole[tuple(slice(lo, hi) for lo, hi in dst_lay.block(me))]
+            whole = x._block.reshape(shape)
+            out._block[...] = whole[tuple(slice(lo, hi) for lo, hi in dst_lay.block(me))]
         return out
     sends, recvs = [], []
     primary = src_lay.holds(me) and all(
@@ -173,7 +173,7 @@ def _reshape_copy(x, shape):
     local_pairs = None
     if primary and src_lay.owned_size(me):
         be = x._st.be
-        vals = be.to_host(x.local).reshape(-1)
+        vals = be.to_host(x._block).reshape(-1)
         flat = _flat_of_box(src_lay.block(me), x.shape)
         dest = _ranks_of(flat, dst_lay)
         order = np.argsort(dest, kind="stable")
@@ -208,7 +208,7 @@ def _reshape_copy(x, shape):
         dst = np.empty(box_size(dbox), x.dtype)
         for seg, buf in bufs:
             dst[seg] = local_pairs if buf is None else buf
-        out.local[...] = out._st.be.asarray(dst.reshape(out.local.shape))
+        out._block[...] = out._st.be.asarray(dst.reshape(out._block.shape))
     return out
 
 

@@ -59,7 +59,7 @@ def _local_map(x, fn, dtype):
     """Block-by-block ``fn(block, be)`` on balanced ``x``, with result ``dtype``.  Collective."""
     x = balanced(x)
     ctx = x._st.ctx
-    out = fn(x.local, x._st.be) if x._layout.owned_size(ctx.rank) else None
+    out = fn(x._block, x._st.be) if x._layout.owned_size(ctx.rank) else None
     return _wrap(ctx, x._layout, np.dtype(dtype), out)
 
 

@@ -37,7 +37,7 @@ def _host_block(x):
     x = balanced(x)
     if not x._layout.owned_size(x._st.ctx.rank):
         return np.empty(0, x.dtype)
-    return x._st.be.to_host(x.local).reshape(-1)
+    return x._st.be.to_host(x._block).reshape(-1)
 
 
 def _weights_block(weights, a):
