@@ -81,8 +81,8 @@ class Storage(Thunk):
         self.halo_valid: dict = {}
         self._views: dict = {}
         self.flights: list = []  # posted exchanges touching the allocation (see ``_flights``)
-        # The program holds the allocation itself (``from_local``) and may write it
-        # at any time: deferred values never read it (they are computed at once).
+        # The program holds the block itself (``from_local``, ``x.local``) and may write
+        # it at any time: a deferred value reading it is computed at once (fusion.record).
         self.exposed = False
         g = config.ghost_width if ghost is None else tuple(ghost)
         self.ghost, shape, self.origin, holds = _geometry(layout, ctx.rank, g)
