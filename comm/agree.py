@@ -29,6 +29,7 @@ import numpy as np
 
 from .collectives import first_failure
 from .context import Context
+from .io_sync import gather_errors
 from .stats import COUNTERS
 
 __all__ = ["agree", "agreement", "agree_gathered", "errors_may_raise", "rebuild"]
@@ -176,9 +177,7 @@ def agree_gathered(ctx: Context, err: BaseException | tuple | None, payload=None
     list
         Each rank's payload, in rank order.
     """
-    packed = None if err is None else _pack(err)
-    COUNTERS["collectives"] += 1
-    got = [(packed, payload)] if ctx.size == 1 else ctx.comm.allgather((packed, payload))
+    got = gather_errors(ctx, None if err is None else _pack(err), payload)
     for r, (e, _) in enumerate(got):
         if e is not None:
             exc = err if (r == ctx.rank and isinstance(err, BaseException)) else _unpack(e)

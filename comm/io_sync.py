@@ -30,9 +30,10 @@ def gather_errors(ctx: Context, error: tuple[type, str] | None, payload=None) ->
     Parameters
     ----------
     ctx : Context
-    error : tuple of (type, str), or None
-        This rank's failure as ``(exception class, message)``; the class
-        must be importable (picklable by reference).
+    error : object, or None
+        This rank's failure, picklable: ``(exception class, message)`` (the
+        class importable), or the pickled exception that
+        :func:`spmdarray.comm.agree_gathered` sends.
     payload : object, optional
         Anything small and picklable to share with it (metadata read by
         rank 0, say).
