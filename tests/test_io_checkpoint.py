@@ -6,11 +6,12 @@ import os
 
 import numpy
 import pytest
-from io_helpers import h5_read, leftovers, run_mpi, same_on_every_rank, shared_dir
+from io_helpers import h5_read, leftovers, on_rank0, run_mpi, same_on_every_rank, shared_dir
 from spmdarray.decomposition import Layout
 
 import spmdarray as sp
 from spmdarray.io import _h5
+from spmdarray.io._write import is_tmp_of, tmp_name
 
 h5py = pytest.importorskip("h5py")
 
@@ -157,6 +158,7 @@ import os, sys, numpy
 from mpi4py import MPI
 import spmdarray as sp
 from spmdarray.io import _h5
+from spmdarray.io._write import is_tmp_of, tmp_name
 path, n = sys.argv[1], int(sys.argv[2])
 world = MPI.COMM_WORLD
 assert world.size == n, f"{world.size} ranks, expected {n}: a foreign mpiexec?"
@@ -193,3 +195,83 @@ def test_a_crash_mid_write_leaves_the_previous_checkpoint(comm):
         sp.checkpoint(path, step=3, u=arrays["u"])  # the next checkpoint removes it
         assert leftovers(folder) == []
         assert sp.restore(path).step == 3
+
+
+# ------------------------------------------------------------ checksums
+
+
+def _flip(path: str, name: str, at: int = 3) -> None:
+    """Rank 0 flips one byte of ``name``'s first chunk, as a damaged disk would."""
+
+    def flip() -> None:
+        with h5py.File(path, "r") as f:
+            info = f[name].id.get_chunk_info(0)
+        with open(path, "r+b") as fh:
+            fh.seek(info.byte_offset + at)
+            b = fh.read(1)
+            fh.seek(info.byte_offset + at)
+            fh.write(bytes([b[0] ^ 0xFF]))
+
+    on_rank0(flip)
+
+
+def test_a_checksum_catches_flipped_bytes_on_every_rank(folder):
+    path = os.path.join(folder, "ck.h5")
+    u = sp.arange(13 * 10, dtype=numpy.float64).reshape(13, 10) / 7
+    sp.checkpoint(path, step=5, checksum=True, u=u, s=sp.asarray(2.5))
+    with h5py.File(path, "r") as f:
+        assert f["u"].fletcher32 and f["u"].chunks is not None
+    step, arrays, _ = sp.restore(path)
+    assert step == 5
+    assert_eq = numpy.testing.assert_array_equal
+    assert_eq(numpy.asarray(arrays["u"]), numpy.arange(130.0).reshape(13, 10) / 7)
+    _flip(path, "u")
+    with pytest.raises(OSError, match="restore: array 'u' in .* fails its Fletcher32 checksum") as info:
+        sp.restore(path)
+    same_on_every_rank(f"{type(info.value).__name__}: {info.value}")
+
+
+def test_without_a_checksum_flipped_bytes_go_unnoticed(folder):
+    path = os.path.join(folder, "ck.h5")
+    sp.checkpoint(path, step=1, u=sp.arange(64.0).reshape(8, 8))
+    with h5py.File(path, "r") as f:
+        assert not f["u"].fletcher32
+    on_rank0(lambda: _rechunk_free_flip(path))
+    got = numpy.asarray(sp.restore(path).arrays["u"])
+    assert not numpy.array_equal(got, numpy.arange(64.0).reshape(8, 8))  # silently wrong: hence checksum=True
+
+
+def _rechunk_free_flip(path: str) -> None:
+    with h5py.File(path, "r") as f:
+        off = f["u"].id.get_offset()
+    with open(path, "r+b") as fh:
+        fh.seek(off + 3)
+        b = fh.read(1)
+        fh.seek(off + 3)
+        fh.write(bytes([b[0] ^ 0xFF]))
+
+
+# ------------------------------------------------------- temporary files
+
+
+def test_temporary_names_are_unique_and_matched_exactly():
+    a, b = tmp_name("state.h5"), tmp_name("state.h5")
+    assert a != b and is_tmp_of(a, "state.h5") and is_tmp_of(b, "state.h5")
+    other = tmp_name("state.h5.1")  # a concurrent checkpoint("state.h5.1")
+    assert not is_tmp_of(other, "state.h5") and is_tmp_of(other, "state.h5.1")
+    assert not is_tmp_of(".state.h5.spmdarray-tmp", "state.h5")
+    assert not is_tmp_of(tmp_name("xstate.h5"), "state.h5")
+
+
+def test_cleaning_removes_only_this_targets_leftovers(folder):
+    path = os.path.join(folder, "state.h5")
+    stale, concurrent = tmp_name("state.h5"), tmp_name("state.h5.1")
+
+    def make() -> None:
+        for n in (stale, concurrent):
+            open(os.path.join(folder, n), "wb").close()
+
+    on_rank0(make)
+    sp.checkpoint(path, step=1, u=sp.arange(5.0))
+    assert leftovers(folder) == [concurrent]  # the other target's file is untouched
+    assert sp.restore(path).step == 1

@@ -44,7 +44,7 @@ class Checkpoint(NamedTuple):
     """The user's attributes (values as h5py returns them)."""
 
 
-def checkpoint(path, step: int = 0, attrs: Mapping | None = None, comm=None, **arrays) -> None:
+def checkpoint(path, step: int = 0, attrs: Mapping | None = None, comm=None, checksum: bool = False, **arrays) -> None:
     """Write a restart file atomically.
 
     Collective.  Writes ``arrays`` (one global dataset each), ``step`` and
@@ -65,10 +65,14 @@ def checkpoint(path, step: int = 0, attrs: Mapping | None = None, comm=None, **a
         with ``spmdarray_`` are reserved.
     comm : mpi4py communicator, optional
         Default: the arrays' communicator.
+    checksum : bool
+        Store a Fletcher32 checksum with every chunk of every array (the
+        HDF5 filter; 0-d arrays have none).  :func:`restore` verifies it and
+        raises ``OSError`` on every rank when a stored byte has changed.
     **arrays
         Name to spmdarray array (or a NumPy array or scalar, the same on
-        every rank).  ``path``, ``step``, ``attrs`` and ``comm`` cannot be
-        array names.
+        every rank).  ``path``, ``step``, ``attrs``, ``comm`` and
+        ``checksum`` cannot be array names.
 
     Examples
     --------
@@ -85,7 +89,8 @@ def checkpoint(path, step: int = 0, attrs: Mapping | None = None, comm=None, **a
         raise ValueError(f"checkpoint: attribute names {taken} are reserved (prefix 'spmdarray_'); rename them")
     ctx, items = _arrays(arrays, comm, "checkpoint")
     meta = {_FORMAT: FORMAT, _STEP: np.int64(step), _NAMES: json.dumps([n for n, _ in items])}
-    save(ctx, path, items, {**user, **meta}, {}, overwrite=True, what="checkpoint", clean=True)
+    options = {"fletcher32": True} if checksum else {}
+    save(ctx, path, items, {**user, **meta}, options, overwrite=True, what="checkpoint", clean=True)
 
 
 def _expected(spec, name: str):
@@ -194,6 +199,8 @@ def restore(path, expect: Mapping | None = None, comm=None, *, like=None) -> Che
     ------
     FileNotFoundError, OSError
         No such file, or not an HDF5 file.
+        Also a stored byte that fails its checksum (``checkpoint(...,
+        checksum=True)``), on every rank.
     ValueError
         Not a spmdarray checkpoint, a shape that does not match ``expect``,
         or a ``like`` that matches no array (or has another shape than its
@@ -232,7 +239,17 @@ def restore(path, expect: Mapping | None = None, comm=None, *, like=None) -> Che
             return
         with _h5.open_file(path, "r", ctx, use_parallel) as f:
             for name, x in arrays.items():
-                read_into(x, f[name], ViewMap.identity(x.shape), use_parallel)
+                try:
+                    read_into(x, f[name], ViewMap.identity(x.shape), use_parallel)
+                except OSError as e:
+                    # HDF5 says "filter returned failure during read" (or names fletcher32).
+                    text = str(e).lower()
+                    if not (f[name].fletcher32 and ("filter" in text or "fletcher32" in text)):
+                        raise
+                    raise OSError(
+                        f"restore: array {name!r} in {path!r} fails its Fletcher32 checksum: the file was changed "
+                        f"or damaged after it was written (HDF5: {e}); restore an older checkpoint"
+                    ) from None
 
     agree(ctx, attempt(run)[1], which_rank=True)
     return Checkpoint(step, arrays, attrs)

@@ -4,7 +4,7 @@ Three phases, each ended by one agreement (:func:`agree`) so that a failure
 on any rank raises on every rank:
 
 1. rank 0 checks the target, creates a temporary file next to it
-   (``.<name>.<random>.spmdarray-tmp``) and, on the serial path, creates
+   (``.<name>.<16 hex digits>.spmdarray-tmp``) and, on the serial path, creates
    every dataset and attribute in it (on the parallel path it only tries the
    same creation in memory, to catch bad options before any collective);
 2. the owners of the blocks write them: collectively through the ``mpio``
@@ -20,9 +20,9 @@ new file or whatever it was before.
 from __future__ import annotations
 
 import errno
-import glob
 import os
-import tempfile
+import re
+import secrets
 from collections.abc import Mapping
 
 import numpy as np
@@ -36,10 +36,38 @@ from spmdarray.io._slabs import relative, transfers
 from spmdarray.routines.creation import asarray
 from spmdarray.settings import config
 
-__all__ = ["TMP_SUFFIX", "save", "save_hdf5", "write_from"]
+__all__ = ["TMP_SUFFIX", "is_tmp_of", "save", "save_hdf5", "tmp_name", "write_from"]
 
 #: Suffix of the temporary file a write goes to before it is renamed.
 TMP_SUFFIX = ".spmdarray-tmp"
+_TOKEN = 16  # hex digits of the random part of a temporary name
+
+
+def tmp_name(base: str) -> str:
+    """A fresh temporary file name for target ``base`` (no directory).  Not collective."""
+    return f".{base}.{secrets.token_hex(_TOKEN // 2)}{TMP_SUFFIX}"
+
+
+def is_tmp_of(name: str, base: str) -> bool:
+    """Whether ``name`` is a temporary file of target ``base`` exactly.  Not collective.
+
+    ``.state.h5.<token>.spmdarray-tmp`` is one of ``state.h5``;
+    ``.state.h5.1.<token>.spmdarray-tmp`` (one of ``state.h5.1``) is not.
+    """
+    pattern = re.escape(f".{base}.") + f"[0-9a-f]{{{_TOKEN}}}" + re.escape(TMP_SUFFIX)
+    return re.fullmatch(pattern, name) is not None
+
+
+def _mkstemp(directory: str, base: str) -> str:
+    """Create a new empty temporary file for ``base`` in ``directory`` (never an existing one)."""
+    while True:
+        path = os.path.join(directory, tmp_name(base))
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
+        except FileExistsError:
+            continue
+        os.close(fd)
+        return path
 
 
 def _arrays(arrays, comm, what: str):
@@ -147,19 +175,16 @@ def _start(target: str, items, options, attrs, overwrite: bool, use_parallel: bo
             f"{what}: cannot write {target!r}: directory {directory!r} does not exist; "
             "create it first (os.makedirs) or choose another path"
         )
-    if clean:  # left by a job killed while writing this target
-        for stale in glob.glob(os.path.join(glob.escape(directory), glob.escape(f".{base}.") + "*" + TMP_SUFFIX)):
-            _remove(stale)
+    if clean:  # left by a job killed while writing this target (and only this one)
+        for stale in os.listdir(directory):
+            if is_tmp_of(stale, base):
+                _remove(os.path.join(directory, stale))
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=TMP_SUFFIX, dir=directory)
+        tmp = _mkstemp(directory, base)
     except OSError as e:
         raise type(e)(
             f"{what}: cannot create a file in {directory!r} ({e.strerror or e}); choose a directory you can write to"
         ) from None
-    os.close(fd)
-    mask = os.umask(0)  # mkstemp makes the file private; give it the usual mode
-    os.umask(mask)
-    os.chmod(tmp, 0o666 & ~mask)
     h5py = _h5.h5py()
     try:
         if use_parallel:  # try the creation in memory only: the real one is collective
