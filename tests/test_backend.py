@@ -119,6 +119,14 @@ def _no_driver_module(name: str):
     return mod
 
 
+def _fresh_resolution(monkeypatch, mod: types.ModuleType) -> None:
+    """Resolve backends anew (no cache, no warning yet) with ``mod`` as CuPy."""
+    monkeypatch.setitem(sys.modules, mod.__name__, mod)
+    monkeypatch.setattr(_config, "cupy_module", mod.__name__)
+    monkeypatch.setattr(_backend, "_resolved", {})
+    monkeypatch.setattr(_backend, "_warned", False)
+
+
 def test_probe_without_driver(monkeypatch):
     monkeypatch.setitem(sys.modules, "nodriver_cupy", _no_driver_module("nodriver_cupy"))
     monkeypatch.setattr(_config, "cupy_module", "nodriver_cupy")
@@ -134,10 +142,7 @@ def test_auto_falls_back_to_numpy_and_warns_once_on_rank_0(monkeypatch):
     from spmdarray.comm import get_context
 
     rank, _ = world()
-    monkeypatch.setitem(sys.modules, "nodriver_cupy", _no_driver_module("nodriver_cupy"))
-    monkeypatch.setattr(_config, "cupy_module", "nodriver_cupy")
-    monkeypatch.setattr(_backend, "_resolved", {})
-    monkeypatch.setattr(_backend, "_warned", False)
+    _fresh_resolution(monkeypatch, _no_driver_module("nodriver_cupy"))
     ctx = get_context()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -161,6 +166,40 @@ def test_explicit_cupy_without_a_device_is_an_error_on_every_rank(monkeypatch):
         _backend.get_backend("cupy", get_context())
     with pytest.raises(ValueError, match="backend= must be one of auto, numpy, cupy; got 'cuda'"):
         sp.zeros(3, backend="cuda")
+
+
+def _device_on_rank_0_module(name: str, rank: int) -> types.ModuleType:
+    """A CuPy stand-in that finds a working device on rank 0 only."""
+    mod = types.ModuleType(name)
+    mod.zeros = numpy.zeros
+    mod.cuda = types.SimpleNamespace(
+        runtime=types.SimpleNamespace(getDeviceCount=lambda: 1 if rank == 0 else 0),
+        Device=lambda i: types.SimpleNamespace(use=lambda: None),
+    )
+    return mod
+
+
+def test_auto_is_decided_by_every_rank_together(monkeypatch):
+    """A device on rank 0 only: every rank takes NumPy (no rank-0-only device context)."""
+    from spmdarray.comm import get_context
+
+    rank, size = world()
+    if size == 1:
+        pytest.skip("needs two ranks")
+    _fresh_resolution(monkeypatch, _device_on_rank_0_module("rank0_cupy", rank))
+    ctx = get_context()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert _backend.get_backend("auto", ctx) is _backend.HOST
+    msgs = [str(w.message) for w in caught if issubclass(w.category, BackendWarning)]
+    if rank == 0:
+        assert len(msgs) == 1 and "not every rank has a usable GPU (rank 1: CuPy sees no CUDA device" in msgs[0], msgs
+    else:
+        assert msgs == []
+    monkeypatch.setattr(_backend, "_resolved", {})
+    with pytest.raises(RuntimeError, match="backend 'cupy' was asked for but is not usable: not every rank"):
+        _backend.get_backend("cupy", ctx)
+    assert float(sp.arange(10.0).sum()) == 45.0  # the ranks still agree afterwards
 
 
 # ------------------------------------------------------- backend-parametrised tests

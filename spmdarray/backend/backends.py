@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from spmdarray.comm import get_context, local_rank
+from spmdarray.comm import allgather_object, first_failure, get_context, local_rank
 from spmdarray.settings import config
 
 __all__ = [
@@ -402,7 +402,7 @@ def get_backend(name: str | None, ctx) -> Backend:
         def probe() -> tuple[bool, str]:
             ok, why, cp, dev = _probe_cupy(lrank)
             found[:] = [cp, dev]
-            return ok, why
+            return agree_on_device(ctx, ok, why)
 
         chosen, why = decide_backend(key, probe)
         if chosen == "numpy":
@@ -423,6 +423,26 @@ def get_backend(name: str | None, ctx) -> Backend:
             be = Backend("cupy", cp, device=dev, gpu_aware=aware, rank=ctx.rank)
     _resolved[key] = be
     return be
+
+
+def agree_on_device(ctx, ok: bool, why: str) -> tuple[bool, str]:
+    """The device backend only if every rank of ``ctx`` has a usable device.
+
+    Collective over ``ctx``: one ``Allreduce`` of a flag (and, only when
+    some rank has no device, one ``allgather`` of the reasons).  Each rank
+    probing alone would let a rank with a GPU run collectives (a ``Clone``
+    of its communicator for the device context) that the others never call.
+
+    Returns
+    -------
+    (bool, str)
+        Whether every rank may use its device, and why not (naming the ranks).
+    """
+    if ctx.size == 1 or first_failure(ctx, not ok) < 0:
+        return ok, why
+    every = allgather_object(ctx, why if not ok else "")
+    bad = "; ".join(f"rank {r}: {w}" for r, w in enumerate(every) if w)
+    return False, f"not every rank has a usable GPU ({bad}), so every rank uses NumPy"
 
 
 def _outside_package() -> int:
