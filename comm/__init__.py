@@ -4,6 +4,7 @@
 initialise MPI.
 """
 
+from . import abort, watchdog  # noqa: F401 - abort installs its hook on import
 from .agree import agree, agree_gathered, agreement, errors_may_raise, rebuild
 from .collectives import (
     allgather_blocks,
@@ -17,13 +18,16 @@ from .collectives import (
     reduce_bcast,
 )
 from .context import MPI, Context, default_context, get_context, local_rank, on_new_context, set_default_comm
+from .debug import CollectiveMismatch, SeedMismatch, check_seed, guard, unchecked
 from .io_sync import gather_errors, pass_turn, wait_turn
 from .stats import COUNTERS, CommStats, comm_stats
 from .trace import CommTrace, TraceRecord, comm_trace, label_frames
 from .transport import Exchange, start_exchange
+from .watchdog import use_config
 
 __all__ = [
     "COUNTERS",
+    "CollectiveMismatch",
     "CommStats",
     "CommTrace",
     "TraceRecord",
@@ -41,6 +45,8 @@ __all__ = [
     "allgather_object",
     "allreduce_max",
     "barrier",
+    "check_seed",
+    "guard",
     "bcast_array",
     "comm_stats",
     "comm_trace",
@@ -53,7 +59,10 @@ __all__ = [
     "on_new_context",
     "pass_turn",
     "reduce_bcast",
+    "SeedMismatch",
     "set_default_comm",
     "start_exchange",
+    "unchecked",
+    "use_config",
     "wait_turn",
 ]

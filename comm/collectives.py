@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .context import MPI, Context
+from .debug import guard
 from .stats import COUNTERS
 from .trace import traced
 
@@ -61,7 +62,8 @@ def allgather_blocks(comm, block: np.ndarray, shapes: list[tuple[int, ...]]) -> 
         recv[...] = send
     else:
         displs = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64).tolist()
-        comm.Allgatherv([send, MPI().BYTE], [recv, (counts, displs), MPI().BYTE])
+        with guard("allgather_blocks", comm):
+            comm.Allgatherv([send, MPI().BYTE], [recv, (counts, displs), MPI().BYTE])
     out, pos = [], 0
     for s, c in zip(shapes, counts):
         out.append(recv[pos : pos + c].view(dtype).reshape(s))
@@ -73,7 +75,8 @@ def allgather_blocks(comm, block: np.ndarray, shapes: list[tuple[int, ...]]) -> 
 def allgather_object(ctx: Context, obj):
     """All-gather a small picklable object.  Collective."""
     _count(0)
-    return ctx.comm.allgather(obj)
+    with guard("allgather_object", ctx.comm):
+        return ctx.comm.allgather(obj)
 
 
 @traced
@@ -85,7 +88,8 @@ def bcast_array(ctx: Context, arr: np.ndarray | None, root: int, shape: tuple[in
         buf = np.empty(shape, dtype)
     _count(buf.nbytes if ctx.rank == root else 0)
     if ctx.size > 1 and buf.size:
-        ctx.comm.Bcast([buf.reshape(-1).view(np.uint8), MPI().BYTE], root=root)
+        with guard("bcast_array", ctx.comm, [root]):
+            ctx.comm.Bcast([buf.reshape(-1).view(np.uint8), MPI().BYTE], root=root)
     return buf
 
 
@@ -98,7 +102,8 @@ def first_failure(ctx: Context, failed: bool) -> int:
     _count(4)
     send = np.array([ctx.rank if failed else ctx.size], np.int32)
     recv = np.empty(1, np.int32)
-    ctx.comm.Allreduce(send, recv, op=MPI().MIN)
+    with guard("first_failure", ctx.comm):
+        ctx.comm.Allreduce(send, recv, op=MPI().MIN)
     return -1 if int(recv[0]) == ctx.size else int(recv[0])
 
 
@@ -108,7 +113,8 @@ def allreduce_max(ctx: Context, values: tuple[int, ...]) -> tuple[int, ...]:
     _count(8 * len(values))
     send = np.array(values, np.int64)
     recv = np.empty_like(send)
-    ctx.comm.Allreduce(send, recv, op=MPI().MAX)
+    with guard("allreduce_max", ctx.comm):
+        ctx.comm.Allreduce(send, recv, op=MPI().MAX)
     return tuple(int(v) for v in recv)
 
 
@@ -116,7 +122,8 @@ def allreduce_max(ctx: Context, values: tuple[int, ...]) -> tuple[int, ...]:
 def barrier(ctx: Context) -> None:
     """Synchronise every rank of the context.  Collective."""
     _count(0)
-    ctx.comm.Barrier()
+    with guard("barrier", ctx.comm):
+        ctx.comm.Barrier()
 
 
 _UFUNCS = {
@@ -177,8 +184,9 @@ def reduce_bcast(comm, block: np.ndarray, name: str) -> np.ndarray:
     _count(send.nbytes)
     t = _mpi_type(send.dtype)
     n = send.size
-    comm.Reduce([send, n, t], [recv, n, t], op=_mpi_op(name), root=0)
-    comm.Bcast([recv, n, t], root=0)
+    with guard(f"reduce_bcast({name})", comm):
+        comm.Reduce([send, n, t], [recv, n, t], op=_mpi_op(name), root=0)
+        comm.Bcast([recv, n, t], root=0)
     return recv
 
 
@@ -194,7 +202,8 @@ def allgather_counts(comm, n: int) -> np.ndarray:
     if comm.Get_size() == 1:
         return send
     recv = np.empty(comm.Get_size(), np.int64)
-    comm.Allgather(send, recv)
+    with guard("allgather_counts", comm):
+        comm.Allgather(send, recv)
     return recv
 
 
@@ -233,7 +242,8 @@ def alltoallv(comm, arrays: list[np.ndarray], counts, recv_counts=None) -> tuple
     if recv_counts is None:
         rcounts = np.empty(size, np.int64)
         _count(counts.nbytes)
-        comm.Alltoall(counts, rcounts)
+        with guard("alltoallv (counts)", comm):
+            comm.Alltoall(counts, rcounts)
     else:
         rcounts = np.asarray(recv_counts, np.int64).reshape(size)
     out = []
@@ -245,9 +255,10 @@ def alltoallv(comm, arrays: list[np.ndarray], counts, recv_counts=None) -> tuple
         sd = np.concatenate([[0], np.cumsum(sb)[:-1]])
         rd = np.concatenate([[0], np.cumsum(rb)[:-1]])
         _count(int(sb.sum()))
-        comm.Alltoallv(
-            [a.reshape(-1).view(np.uint8), (sb.tolist(), sd.tolist()), MPI().BYTE],
-            [recv.reshape(-1).view(np.uint8), (rb.tolist(), rd.tolist()), MPI().BYTE],
-        )
+        with guard("alltoallv", comm):
+            comm.Alltoallv(
+                [a.reshape(-1).view(np.uint8), (sb.tolist(), sd.tolist()), MPI().BYTE],
+                [recv.reshape(-1).view(np.uint8), (rb.tolist(), rd.tolist()), MPI().BYTE],
+            )
         out.append(recv)
     return out, rcounts

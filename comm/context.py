@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..decomposition import unravel
+from .watchdog import arm, disarm
 
 __all__ = ["Context", "get_context", "set_default_comm", "default_context", "local_rank", "on_new_context", "MPI"]
 
@@ -59,7 +60,11 @@ class Context:
         # asks it to stage device buffers; this package never imports CuPy.
         self.backend = backend
         self._local: tuple[int, int] | None = None
-        self.comm = comm.Clone()
+        arm("Clone (a new communicator context)", comm)
+        try:
+            self.comm = comm.Clone()
+        finally:
+            disarm()
         self.rank = self.comm.Get_rank()
         self.size = self.comm.Get_size()
         self._subs: dict = {}
@@ -84,7 +89,11 @@ class Context:
                     order = order * d + c[k]
                 else:
                     color = color * d + c[k]
-            sub = self.comm.Split(color, order)
+            arm("Split (a sub-communicator)", self.comm)
+            try:
+                sub = self.comm.Split(color, order)
+            finally:
+                disarm()
             self._subs[key] = sub
         return sub
 
@@ -106,7 +115,11 @@ def local_rank(ctx: Context) -> tuple[int, int]:
         if ctx.size == 1:
             ctx._local = (0, 1)
         else:
-            node = ctx.comm.Split_type(MPI().COMM_TYPE_SHARED, key=ctx.rank)
+            arm("Split_type (the ranks of this node)", ctx.comm)
+            try:
+                node = ctx.comm.Split_type(MPI().COMM_TYPE_SHARED, key=ctx.rank)
+            finally:
+                disarm()
             ctx._local = (node.Get_rank(), node.Get_size())
             node.Free()
     return ctx._local

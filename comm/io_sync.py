@@ -11,8 +11,10 @@ of some waiting forever in the next collective.  :func:`wait_turn` and
 from __future__ import annotations
 
 from .context import Context
+from .debug import guard
 from .stats import COUNTERS
 from .trace import traced
+from .watchdog import arm, disarm
 
 __all__ = ["gather_errors", "pass_turn", "wait_turn"]
 
@@ -46,7 +48,8 @@ def gather_errors(ctx: Context, error: tuple[type, str] | None, payload=None) ->
     COUNTERS["collectives"] += 1
     if ctx.size == 1:
         return [(error, payload)]
-    return ctx.comm.allgather((error, payload))
+    with guard("gather_errors", ctx.comm):
+        return ctx.comm.allgather((error, payload))
 
 
 @traced
@@ -64,7 +67,11 @@ def wait_turn(ctx: Context) -> bool:
     """
     if ctx.rank == 0:
         return True
-    ok = ctx.comm.recv(source=ctx.rank - 1, tag=_TURN_TAG)
+    arm("wait_turn (the token of the previous rank)", ctx.comm, [ctx.rank - 1])
+    try:
+        ok = ctx.comm.recv(source=ctx.rank - 1, tag=_TURN_TAG)
+    finally:
+        disarm()
     COUNTERS["messages_received"] += 1
     COUNTERS["bytes_received"] += 1
     return bool(ok)

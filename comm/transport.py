@@ -19,6 +19,7 @@ import numpy as np
 from .context import MPI, Context
 from .stats import COUNTERS
 from .trace import TRACING, note_exchange, note_wait
+from .watchdog import arm, disarm
 
 __all__ = ["Exchange", "start_exchange"]
 
@@ -39,9 +40,11 @@ class Exchange:
     contiguous) land in a staging buffer that :meth:`wait` copies out.
     """
 
-    __slots__ = ("requests", "copies", "keep", "finish", "pinned", "backend", "trace")
+    __slots__ = ("requests", "copies", "keep", "finish", "pinned", "backend", "trace", "comm", "peers")
 
-    def __init__(self, backend=None) -> None:
+    def __init__(self, backend=None, comm=None) -> None:
+        self.comm = comm
+        self.peers: list = []  # the peer rank of each request (the hang report names them)
         self.requests: list = []
         self.copies: list = []
         self.keep: list = []  # send buffers that must outlive the wait
@@ -53,12 +56,16 @@ class Exchange:
     def wait(self) -> None:
         """Complete every request and unpack staged receives.  Not collective."""
         if self.requests:
-            if self.trace is not None:
-                t0 = perf_counter()
-                MPI().Request.Waitall(self.requests)
-                note_wait(self.trace, perf_counter() - t0)
-            else:
-                MPI().Request.Waitall(self.requests)
+            arm("halo exchange (point-to-point)", self.comm, self.peers, self.requests)
+            try:
+                if self.trace is not None:
+                    t0 = perf_counter()
+                    MPI().Request.Waitall(self.requests)
+                    note_wait(self.trace, perf_counter() - t0)
+                else:
+                    MPI().Request.Waitall(self.requests)
+            finally:
+                disarm()
             self.requests = []
         for dst, buf in self.copies:
             dst[...] = buf
@@ -92,9 +99,9 @@ def start_exchange(ctx: Context, sends: list, recvs: list) -> Exchange:
         ex = _start_device(ctx, be, sends, recvs)
         ex.trace = tag
         return ex
-    ex = Exchange()
-    ex.trace = tag
     comm = ctx.comm
+    ex = Exchange(None, comm)
+    ex.trace = tag
     for src, dst in recvs:
         if dst.size == 0:
             continue
@@ -104,6 +111,7 @@ def start_exchange(ctx: Context, sends: list, recvs: list) -> Exchange:
             buf = np.empty(dst.shape, dst.dtype)
             ex.copies.append((dst, buf))
         ex.requests.append(comm.Irecv([_bytes(buf), MPI().BYTE], source=src, tag=_TAG))
+        ex.peers.append(src)
         COUNTERS["messages_received"] += 1
         COUNTERS["bytes_received"] += buf.nbytes
     for dest, data in sends:
@@ -112,6 +120,7 @@ def start_exchange(ctx: Context, sends: list, recvs: list) -> Exchange:
         buf = np.ascontiguousarray(data)
         ex.keep.append(buf)
         ex.requests.append(comm.Isend([_bytes(buf), MPI().BYTE], dest=dest, tag=_TAG))
+        ex.peers.append(dest)
         COUNTERS["messages_sent"] += 1
         COUNTERS["bytes_sent"] += buf.nbytes
     return ex
@@ -119,8 +128,8 @@ def start_exchange(ctx: Context, sends: list, recvs: list) -> Exchange:
 
 def _start_device(ctx: Context, be, sends: list, recvs: list) -> Exchange:
     """:func:`start_exchange` for device blocks (staged or GPU-aware)."""
-    ex = Exchange(be)
     comm = ctx.comm
+    ex = Exchange(be, comm)
     byte = MPI().BYTE
     # Receive and send buffers first: staging copies device data to pinned
     # host memory (synchronously); GPU-aware sends may need a contiguous copy.
@@ -155,10 +164,12 @@ def _start_device(ctx: Context, be, sends: list, recvs: list) -> Exchange:
         be.synchronize()
     for src, buf, n in rbufs:
         ex.requests.append(comm.Irecv([buf, byte], source=src, tag=_TAG))
+        ex.peers.append(src)
         COUNTERS["messages_received"] += 1
         COUNTERS["bytes_received"] += n
     for dest, buf, n in sbufs:
         ex.requests.append(comm.Isend([buf, byte], dest=dest, tag=_TAG))
+        ex.peers.append(dest)
         COUNTERS["messages_sent"] += 1
         COUNTERS["bytes_sent"] += n
     return ex

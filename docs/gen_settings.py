@@ -52,7 +52,7 @@ TAIL = """
 The test harness reads three more variables, which are not library settings:
 `SPMDARRAY_MPI_TIMEOUT` (seconds per `mpiexec` run of `tests/run_all.sh`),
 `SPMDARRAY_TEST_TIMEOUT` (seconds per test) and `SPMDARRAY_PHDF5` (`0` skips the
-parallel-HDF5 step). The library has no timeout setting yet.
+parallel-HDF5 step). The library's own wait limit is `hang_timeout` above.
 """
 
 

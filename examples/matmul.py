@@ -1,6 +1,6 @@
 """Dense matrix product C = A @ B (SUMMA under spmdarray); only the import differs.
 
-mpiexec -n 4 python examples/matmul.py [-n 2000] [--check]
+mpiexec -n 4 python -m mpi4py examples/matmul.py [-n 2000] [--check]
 """
 
 import argparse

@@ -1,6 +1,6 @@
 """Monte-Carlo estimate of pi; only the import differs from NumPy.
 
-mpiexec -n 4 python examples/pi.py [-n 100000000]
+mpiexec -n 4 python -m mpi4py examples/pi.py [-n 100000000]
 """
 
 import argparse

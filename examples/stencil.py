@@ -2,7 +2,7 @@
 
 The numerical part is plain NumPy code; only the import differs.  Run::
 
-    mpiexec -n 4 python examples/stencil.py            # spmdarray
+    mpiexec -n 4 python -m mpi4py examples/stencil.py  # spmdarray (-m mpi4py: an error aborts the job)
     python examples/stencil.py --numpy                  # NumPy, for comparison
     mpiexec -n 3 python examples/stencil.py --check     # compare with NumPy
 

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from spmdarray.comm import allgather_object, allreduce_max, on_new_context
+from spmdarray.comm import allgather_object, allreduce_max, on_new_context, unchecked, use_config
 
 __all__ = ["Settings", "config", "check_agreement", "SettingsDisagree"]
 
@@ -46,6 +46,13 @@ def _lower(s: str) -> str:
 
 def _opt_str(s: str) -> str | None:
     return s.strip() or None
+
+
+def _seconds(s: str) -> float:
+    v = float(s)
+    if v < 0:
+        raise ValueError(s)
+    return v
 
 
 @dataclass(frozen=True)
@@ -209,6 +216,36 @@ FIELDS: dict[str, Field] = {
         "Module with CuPy's interface (tests use an emulation over NumPy).",
         "backend",
     ),
+    # errors, hangs and debugging
+    "abort_on_error": _F(
+        True,
+        "SPMDARRAY_ABORT_ON_ERROR",
+        _flag,
+        False,
+        "An uncaught exception on one rank prints its traceback with the rank number and aborts the "
+        "whole job (MPI_Abort), instead of leaving the other ranks waiting (never in an interactive "
+        "interpreter).",
+        "debug",
+    ),
+    "hang_timeout": _F(
+        600.0,
+        "SPMDARRAY_HANG_TIMEOUT",
+        _seconds,
+        False,
+        "Seconds a rank may wait in one spmdarray collective or halo exchange before it prints its "
+        "stack and what it waits for, and aborts the job (0: wait for ever).",
+        "debug",
+    ),
+    "debug": _F(
+        False,
+        "SPMDARRAY_DEBUG",
+        _flag,
+        True,
+        "Check every collective: the ranks compare the call (function, arguments, source line, "
+        "sequence number, settings) before it runs and raise CollectiveMismatch naming each rank's "
+        "call; random seeds must be equal on every rank.",
+        "debug",
+    ),
     # I/O
     "hdf5_io": _F("auto", "SPMDARRAY_HDF5_IO", _lower, True, "'auto', 'serial' or 'parallel': the HDF5 path.", "io"),
     "io_buffer_bytes": _F(
@@ -312,11 +349,12 @@ def check_agreement(ctx) -> None:
     if ctx.size == 1:
         return
     h = config.agreed_hash()
-    hi, neg_lo = allreduce_max(ctx, (h, -h))
-    if hi == -neg_lo:
-        return
-    mine = {k: repr(getattr(config, k)) for k, f in FIELDS.items() if f.agreed}
-    every = allgather_object(ctx, mine)
+    with unchecked():  # the debug mode's own checks depend on these settings
+        hi, neg_lo = allreduce_max(ctx, (h, -h))
+        if hi == -neg_lo:
+            return
+        mine = {k: repr(getattr(config, k)) for k, f in FIELDS.items() if f.agreed}
+        every = allgather_object(ctx, mine)
     diff = [k for k in mine if len({d[k] for d in every}) > 1]
     raise SettingsDisagree(
         "spmdarray settings differ between ranks: "
@@ -326,3 +364,4 @@ def check_agreement(ctx) -> None:
 
 
 on_new_context(check_agreement)
+use_config(config)

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from spmdarray.comm import check_seed
 from spmdarray.fusion.record import random_leaf
 from spmdarray.random import _continuous as C
 from spmdarray.random._choice import choice, permutation, permuted, shuffle
@@ -114,6 +115,7 @@ class Generator(_ContinuousMethods, _DiscreteMethods):
     def __init__(self, seed: int, *, draw: int = 0) -> None:
         if seed is None:
             raise TypeError("Generator needs an integer seed; use spmdarray.random.default_rng() for fresh entropy")
+        check_seed(None, seed, user_only=True)
         self._seed = _seed64(seed)
         self._draw = operator.index(draw)
         if not 0 <= self._draw <= _MASK:

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from spmdarray.comm import check_seed
 from spmdarray.random._counter import _entropy
 from spmdarray.random._generator import Generator
 
@@ -35,7 +36,9 @@ def default_rng(seed: Any = None, *, comm: Any = None) -> Generator:
 
     Collective over ``comm`` when ``seed`` is None: rank 0 reads 64 bits of
     ``os.urandom`` and broadcasts them, so every rank gets the same seed.
-    Not collective otherwise.
+    Not collective otherwise, except in the debug mode (``SPMDARRAY_DEBUG=1``):
+    there the ranks compare their seeds and raise
+    :class:`~spmdarray.comm.SeedMismatch` on every rank when they differ.
 
     Parameters
     ----------
@@ -56,6 +59,8 @@ def default_rng(seed: Any = None, *, comm: Any = None) -> Generator:
     """
     if isinstance(seed, Generator):
         return seed
+    if seed is not None:
+        check_seed(comm, seed)
     if seed is None:
         return Generator(_entropy(comm))
     if isinstance(seed, np.random.BitGenerator):
