@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -35,6 +36,12 @@ _paused = 0
 _seq: dict[int, int] = {}
 #: This rank's last checked call per communicator handle (for the watchdog report).
 _last: dict[int, str] = {}
+#: Every communicator a checked collective used: the watchdog thread answers questions on them.
+_comms: dict[int, object] = {}
+# Point-to-point tags of the "where are you?" question of a rank that timed out and of the
+# answers (transport uses 77 and io_sync 78, both with explicit sources).
+_ASK, _ANSWER = 79, 80
+_COMM_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")
 
 
 class CollectiveMismatch(RuntimeError):
@@ -132,6 +139,8 @@ def _call(depth: int) -> tuple[str, str]:
     if api is None:
         return "?", site
     co = api.f_code
+    if co.co_filename.startswith(_COMM_DIR):  # a comm helper called directly: its arguments are per rank
+        return co.co_name, site
     n = co.co_argcount + co.co_kwonlyargcount
     loc = api.f_locals
     try:
@@ -155,6 +164,7 @@ def _check(op: str, comm) -> None:
     mine = (call, site, op, seq, cfg.agreed_hash())
     text = f"{call} at {site} [{op} #{seq}]"
     _last[key] = text
+    _comms[key] = comm
     h = _hash(repr(mine))
     send = np.array([h, -h], np.int64)
     recv = np.empty(2, np.int64)
@@ -216,3 +226,41 @@ def check_seed(comm, seed, user_only: bool = False) -> None:
             f"{call} at {site}: the random seed differs between ranks ({values}). spmdarray's random numbers are "
             "global (each element already gets its own value): give every rank the same seed, not seed + rank"
         )
+
+
+def _answer_questions() -> None:
+    """Watchdog thread, every tick in the debug mode: tell a rank that timed out where this one is."""
+    if not enabled() or not _comms or MPI().Query_thread() != MPI().THREAD_MULTIPLE:
+        return
+    status = MPI().Status()
+    for key, comm in list(_comms.items()):
+        while comm.Iprobe(source=MPI().ANY_SOURCE, tag=_ASK, status=status):
+            src = status.Get_source()
+            comm.recv(source=src, tag=_ASK)
+            last = _last.get(key, "none")
+            comm.send(f"{watchdog.where()}; its last checked collective here: {last}", dest=src, tag=_ANSWER)
+
+
+def _ask_the_others(comm, tick: float) -> str:
+    """At a timeout in the debug mode: each other rank's answer (their watchdog threads reply)."""
+    if not enabled() or MPI().Query_thread() != MPI().THREAD_MULTIPLE:
+        return ""
+    me, size = comm.Get_rank(), comm.Get_size()
+    others = [r for r in range(size) if r != me]
+    reqs = [comm.isend(me, dest=r, tag=_ASK) for r in others]
+    answers: dict[int, str] = {}
+    status = MPI().Status()
+    deadline = time.monotonic() + 2 * tick + 2.0
+    while len(answers) < len(others) and time.monotonic() < deadline:
+        if comm.Iprobe(source=MPI().ANY_SOURCE, tag=_ANSWER, status=status):
+            src = status.Get_source()
+            answers[src] = comm.recv(source=src, tag=_ANSWER)
+        else:
+            time.sleep(0.01)
+    del reqs  # the job is aborted next: unanswered questions need no completion
+    lines = [f"  rank {r}: " + answers.get(r, "no answer (it has finished, or exited)") for r in others]
+    return "Where the other ranks are (SPMDARRAY_DEBUG=1):\n" + "\n".join(lines)
+
+
+watchdog._pollers.append(_answer_questions)
+watchdog._reporters.append(_ask_the_others)

@@ -23,7 +23,7 @@ import traceback
 
 from .callsite import _internal
 
-__all__ = ["arm", "disarm", "use_config", "describe_peers"]
+__all__ = ["arm", "describe_peers", "disarm", "use_config", "where"]
 
 #: The settings object (``spmdarray.config``), given by spmdarray.settings.
 _config = None
@@ -31,7 +31,10 @@ _config = None
 _slot: tuple | None = None
 _thread: threading.Thread | None = None
 _lock = threading.Lock()
-#: Extra lines for the timeout report (the debug mode adds what the other ranks are in).
+#: ``poll()`` called by the thread at every tick (the debug mode answers other ranks' questions).
+_pollers: list = []
+#: ``report(comm, tick) -> str`` called at a timeout, for more lines (the debug mode asks the
+#: other ranks which call they are in).
 _reporters: list = []
 
 
@@ -83,13 +86,17 @@ def _start() -> None:
             _thread = t
 
 
+def _tick(limit: float) -> float:
+    # A few ticks per timeout: a hang is reported within 25% of it.
+    return min(1.0, limit / 4) if limit > 0 else 1.0
+
+
 def _run() -> None:
     while True:
         limit = _timeout()
-        # A few ticks per timeout: a hang is reported within 25% of it.
-        time.sleep(min(1.0, limit / 4) if limit > 0 else 1.0)
-        for poll in _reporters:
-            poll(False)
+        time.sleep(_tick(limit))
+        for poll in _pollers:
+            poll()
         slot = _slot
         if slot is None or limit <= 0:
             continue
@@ -97,6 +104,17 @@ def _run() -> None:
         if waited > limit and _slot is slot:
             _fire(slot, waited, limit)
             return
+
+
+def where(ident: int | None = None) -> str:
+    """Where thread ``ident`` (default: the main thread) is: its wait, or its user frame.  Not collective."""
+    slot = _slot
+    if slot is not None and (ident is None or slot[4] == ident):
+        file, line, func = _user_frame(sys._current_frames().get(slot[4]))
+        return f"waits in {slot[1]} called at {file}:{line} in {func}"
+    ident = threading.main_thread().ident if ident is None else ident
+    file, line, func = _user_frame(sys._current_frames().get(ident))
+    return f"runs {file}:{line} in {func}, outside any spmdarray collective"
 
 
 def describe_peers(comm, peers, requests) -> str:
@@ -141,7 +159,10 @@ def _fire(slot: tuple, waited: float, limit: float) -> None:
         f"called at {file}:{line} in {func}; it {describe_peers(comm, peers, requests)}.",
     ]
     for report in _reporters:
-        extra = report(True)
+        try:
+            extra = report(comm, _tick(limit))
+        except Exception as e:  # noqa: BLE001 - the abort must happen whatever the report does
+            extra = f"(no report from the other ranks: {type(e).__name__}: {e})"
         if extra:
             lines.append(extra)
     lines += [

@@ -233,7 +233,8 @@ FIELDS: dict[str, Field] = {
         _seconds,
         False,
         "Seconds a rank may wait in one spmdarray collective or halo exchange before it prints its "
-        "stack and what it waits for, and aborts the job (0: wait for ever).",
+        "stack and what it waits for, and aborts the job (0: wait for ever). Raise it where ranks "
+        "legitimately wait longer, e.g. serial-HDF5 checkpoints of many GB (ranks write one at a time).",
         "debug",
     ),
     "debug": _F(

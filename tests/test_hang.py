@@ -83,6 +83,7 @@ x = sp.arange(100.0)
 print("ALL", float(x.sum()))
 if rank == 0:
     print("ONE", float(x.max()))
+MPI.COMM_WORLD.Barrier()  # the other ranks wait here, in plain mpi4py
 """
 
 
@@ -97,8 +98,13 @@ def test_a_collective_on_one_rank_ends_with_the_programs_line(comm, monkeypatch,
     assert "called at <string>:8 in <module>" in out, out  # the line of x.max()
     assert 'File "<string>", line 8' in out, out  # its stack
     assert "because rank 0 hung" in out and "ONE 99.0" not in out, out
-    if debug == "1":
+    if debug == "1":  # the other ranks' watchdog threads say where they are
         assert "(debug check of the call)" in out, out
+        for r in range(1, n):
+            assert (
+                f"  rank {r}: runs <string>:9 in <module>, outside any spmdarray collective; its last checked "
+                "collective here: array(shape=(100,), float64).sum(" in out
+            ), out
     assert secs < 60, secs
 
 
