@@ -6,6 +6,8 @@ on a shared machine only adds time)::
     mpiexec -n 2 python -m scaling.debug_cost [--reps 2000] [--rounds 5]
 
 - ``guard``: the watchdog's hook alone around nothing (what every wait pays);
+- ``fingerprint``: the debug mode's CPU work per collective without its
+  ``Allreduce`` (stack walk, description, settings hash, blake2b);
 - ``mpi``: a bare ``comm.Allreduce`` of two int64 (mpi4py, no spmdarray);
 - ``comm``: the same through ``spmdarray.comm.allreduce_max`` (watchdog armed);
 - ``comm+debug``: the same with the debug mode's check before it;
@@ -21,6 +23,7 @@ import time
 
 import numpy
 from spmdarray.comm import MPI, allreduce_max, get_context, guard
+from spmdarray.comm import debug as _debug
 
 import spmdarray as sp
 from spmdarray.settings import config
@@ -46,20 +49,25 @@ def measure(reps: int = 2000, rounds: int = 5) -> dict[str, float]:
         with guard("bench", ctx.comm):
             pass
 
+    def fingerprint() -> None:
+        call, site = _debug._call(1)
+        _debug._hash(repr((call, site, "bench", 1, _debug._settings_hash(config))))
+
     cases = {
         "guard": hook,
+        "fingerprint": fingerprint,
         "mpi": lambda: ctx.comm.Allreduce(send, recv, op=op),
         "comm": lambda: allreduce_max(ctx, (1, -1)),
         "sum": lambda: float(x.sum()),
     }
     best: dict[str, float] = {}
     for _ in range(rounds):
-        for debug in (False, True):
-            with config.set(debug=debug):
+        for on in (False, True):
+            with config.set(debug=on):
                 for name, fn in cases.items():
-                    if debug and name in ("mpi", "guard"):
+                    if on and name in ("mpi", "guard", "fingerprint"):
                         continue
-                    key = name + ("+debug" if debug else "")
+                    key = name + ("+debug" if on else "")
                     fn()  # warm-up
                     t = _bench(fn, reps)
                     best[key] = min(best.get(key, t), t)

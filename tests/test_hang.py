@@ -128,11 +128,12 @@ def test_a_halo_wait_names_the_peer_that_never_sent(comm, monkeypatch):
 
 def test_the_timeout_is_a_setting():
     assert _config.fields["hang_timeout"].env == "SPMDARRAY_HANG_TIMEOUT"
-    with _config.set(hang_timeout=0.5):
-        assert _config.hang_timeout == 0.5
+    with _config.set(hang_timeout=8.0):  # short, with room for a loaded machine
+        assert _config.hang_timeout == 8.0
         x = sp.arange(10.0)
-        time.sleep(0.01)
-        assert float(x.sum()) == 45.0  # a collective that completes never fires it
+        assert float(x.sum()) == 45.0
+        time.sleep(2.5)  # the thread ticks (every 1 s) and finds no wait armed
+        assert float(x.max()) == 9.0
     with pytest.raises(ValueError, match="SPMDARRAY_HANG_TIMEOUT='-1' is not a valid value"):
         type(_config)({"SPMDARRAY_HANG_TIMEOUT": "-1"})
 
