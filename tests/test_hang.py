@@ -176,7 +176,7 @@ def test_an_index_that_depends_on_the_rank_raises_everywhere(debug, comm):
         pytest.skip("needs two ranks")
     x = sp.arange(100.0)
     with pytest.raises(
-        CollectiveMismatch, match=r"rank 0 called .*__getitem__\(key=\(0,\)\).*rank 1 called .*key=\(30,\)"
+        CollectiveMismatch, match=r"rank 0 called .*__getitem__\(key=\(?0,?\)?\).*rank 1 called .*key=\(?30,?\)?\)"
     ):
         x[comm.rank * 30]
     assert float(x[30]) == 30.0  # the same key everywhere still works afterwards
