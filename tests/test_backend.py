@@ -197,7 +197,9 @@ def test_auto_is_decided_by_every_rank_together(monkeypatch):
     else:
         assert msgs == []
     monkeypatch.setattr(_backend, "_resolved", {})
-    with pytest.raises(RuntimeError, match="backend 'cupy' was asked for but is not usable: not every rank"):
+    # Every rank raises: rank 0 (with a device) names the others, they give their own reason.
+    why = "not every rank has a usable GPU \\(rank 1: CuPy sees no" if rank == 0 else "CuPy sees no CUDA device"
+    with pytest.raises(RuntimeError, match=f"backend 'cupy' was asked for but is not usable: {why}"):
         _backend.get_backend("cupy", ctx)
     assert float(sp.arange(10.0).sum()) == 45.0  # the ranks still agree afterwards
 

@@ -436,11 +436,14 @@ def agree_on_device(ctx, ok: bool, why: str) -> tuple[bool, str]:
     Returns
     -------
     (bool, str)
-        Whether every rank may use its device, and why not (naming the ranks).
+        Whether every rank may use its device, and why not: this rank's own
+        reason, or, on a rank with a device, the ranks without one.
     """
     if ctx.size == 1 or first_failure(ctx, not ok) < 0:
         return ok, why
     every = allgather_object(ctx, why if not ok else "")
+    if not ok:  # this rank's own reason (kept as is: no CuPy installed here stays silent)
+        return False, why
     bad = "; ".join(f"rank {r}: {w}" for r, w in enumerate(every) if w)
     return False, f"not every rank has a usable GPU ({bad}), so every rank uses NumPy"
 
