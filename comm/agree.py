@@ -29,6 +29,7 @@ import numpy as np
 
 from .collectives import first_failure
 from .context import Context
+from .debug import guard
 from .io_sync import gather_errors
 from .stats import COUNTERS
 
@@ -136,7 +137,8 @@ def agree(ctx: Context, err: BaseException | tuple | None) -> None:
     if ctx.size > 1:
         data = _pack(err) if ctx.rank == bad else None
         COUNTERS["collectives"] += 1
-        data = ctx.comm.bcast(data, root=bad)
+        with guard("agree (the failing rank's error)", ctx.comm, [bad]):
+            data = ctx.comm.bcast(data, root=bad)
     if ctx.rank == bad and isinstance(err, BaseException):
         exc = err
     else:

@@ -19,6 +19,7 @@ it runs the check (debug mode only) and arms the hang watchdog
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -43,6 +44,9 @@ _comms: dict[int, object] = {}
 # answers (transport uses 77 and io_sync 78, both with explicit sources).
 _ASK, _ANSWER = 79, 80
 _COMM_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")
+# spmdarray's context managers (comm.agreement) run their collectives from contextlib's
+# __exit__, on another of its lines when an exception passes: not the user's frame.
+_CONTEXTLIB = contextlib.__file__
 
 
 class CollectiveMismatch(RuntimeError):
@@ -152,8 +156,9 @@ def _call(depth: int) -> tuple[str, str]:
     """(``name(args)`` of the spmdarray function the user called, ``file:line``)."""
     f = sys._getframe(depth)
     api = None
-    while f is not None and _internal(f.f_code.co_filename):
-        api = f
+    while f is not None and (_internal(f.f_code.co_filename) or f.f_code.co_filename == _CONTEXTLIB):
+        if f.f_code.co_filename != _CONTEXTLIB:
+            api = f
         f = f.f_back
     site = f"{_short(f.f_code.co_filename)}:{f.f_lineno}" if f is not None else "?"
     if api is None:
