@@ -327,6 +327,13 @@ def _comp(x, i):
     return v._scalar() if v.ndim == 0 else v
 
 
+def _arith(f, *xs):
+    """``f`` on component views through the engine, or on NumPy scalars (single vectors) directly."""
+    if any(_fetch.is_distributed(x) for x in xs):
+        return _engine.elementwise(f, list(xs))
+    return f(*xs)
+
+
 @implements(np.cross)
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     """Distributed ``numpy.cross`` (elementwise on component views).  Collective."""
@@ -352,8 +359,8 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
         shape += (3,)
         axisc = normalize_axis_index(axisc, len(shape), msg_prefix="axisc")
     dtype = np.promote_types(a.dtype, b.dtype)
-    mul = lambda p, q: _engine.elementwise(np.multiply, [p, q])  # noqa: E731
-    sub = lambda p, q: _engine.elementwise(np.subtract, [p, q])  # noqa: E731
+    mul = lambda p, q: _arith(np.multiply, p, q)  # noqa: E731
+    sub = lambda p, q: _arith(np.subtract, p, q)  # noqa: E731
     a0, a1, b0, b1 = _comp(a, 0), _comp(a, 1), _comp(b, 0), _comp(b, 1)
     c2 = sub(mul(a0, b1), mul(a1, b0))
     if a.shape[-1] == 2 and b.shape[-1] == 2:
@@ -367,10 +374,10 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     elif b.shape[-1] == 3:  # a2 = 0
         b2 = _comp(b, 2)
         cp[..., 0] = mul(a1, b2)
-        cp[..., 1] = _engine.elementwise(np.negative, [mul(a0, b2)])
+        cp[..., 1] = _arith(np.negative, mul(a0, b2))
     else:  # b2 = 0
         a2 = _comp(a, 2)
-        cp[..., 0] = _engine.elementwise(np.negative, [mul(a2, b1)])
+        cp[..., 0] = _arith(np.negative, mul(a2, b1))
         cp[..., 1] = mul(a2, b0)
     cp[..., 2] = c2
     return np.moveaxis(cp, -1, axisc)
