@@ -12,6 +12,8 @@ from io_helpers import h5_read, on_rank0, reference, shared_dir
 from spmdarray.decomposition import Layout
 
 import spmdarray as sp
+from spmdarray.core.placement import is_whole
+from spmdarray.settings import FIELDS, config
 
 h5py = pytest.importorskip("h5py")
 
@@ -170,3 +172,36 @@ def test_the_io_path_is_logged(folder, caplog):
         assert "parallel HDF5 (mpio driver, collective hyperslab reads)" in text, text
     else:
         assert "serial h5py (each rank reads its own hyperslab" in text, text
+
+
+@pytest.mark.parametrize("below", [None, 50], ids=["default", "50"])
+def test_small_datasets_load_replicated_and_large_ones_split(folder, below, comm):
+    """Loads follow ``config.replicate_below``: below it the whole array on every rank, else split."""
+    threshold = FIELDS["replicate_below"].default if below is None else below
+    path = os.path.join(folder, "d.h5")
+    small, large = reference((7, 5), "f8"), reference((13, 10) if below else (300, 220), "i4")
+    _write(path, "small", small, chunks=(3, 2), compression="gzip")
+    _write(path, "large", large)
+    with config.set(replicate_below=threshold):
+        xs = sp.load_hdf5(path, "small")
+        xl = sp.load_hdf5(path, "large")
+        sel = sp.load_hdf5(path, "large", select=numpy.s_[3, :7])  # a small selection of a large dataset
+        ck = os.path.join(folder, "ck.h5")
+        sp.checkpoint(ck, step=3, small=xs, large=xl)
+        _, arrays, _ = sp.restore(ck)
+    for x, expected in [
+        (xs, small),
+        (xl, large),
+        (sel, large[3, :7]),
+        (arrays["small"], small),
+        (arrays["large"], large),
+    ]:
+        replicated = expected.size < threshold
+        assert is_whole(x.layout) == replicated
+        if replicated:
+            # Every rank holds the whole array: its own copy equals the file's data.
+            numpy.testing.assert_array_equal(x.local, expected)
+            assert x.layout == Layout.replicated(expected.shape, comm.size)
+        else:
+            assert x.layout == Layout.balanced(expected.shape, comm.size)
+        _equal(x, expected)

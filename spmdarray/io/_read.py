@@ -168,8 +168,9 @@ def target(shape: tuple, dtype, ctx, like, what: str):
 def load_hdf5(source, dataset: str | None = None, comm=None, *, select=None, like=None):
     """Read an HDF5 dataset into a distributed array.
 
-    Collective.  The result has the default (balanced) layout for its shape,
-    and each rank reads only its own block (hyperslab) of the file, in slabs
+    Collective.  The result has the default layout for its shape (whole on
+    every rank below ``spmdarray.config.replicate_below`` elements, else
+    balanced), and each rank reads only its own block (hyperslab) of the file, in slabs
     of at most ``spmdarray.config.io_buffer_bytes`` bytes.  With parallel HDF5
     (h5py built with MPI) the reads are collective MPI-IO reads through the
     ``mpio`` driver; otherwise every rank opens the file read-only and reads
