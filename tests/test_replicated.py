@@ -222,8 +222,12 @@ def test_element_access(below, comm):
             with sp.comm_stats() as st:
                 got = v[idx]
             assert type(got) is type(e[idx]) and got == e[idx]
+            # Split: one collective, of the element's row.
             assert st.collectives == (1 if split else 0) and st.messages_sent == 0
-            assert st.collective_bytes in ((0, 8) if split else (0,))
+            assert st.collective_bytes <= (8 * 6 if split else 0)
+            with sp.comm_stats() as st:
+                again = v[idx]
+            assert again == got and st.collectives == 0  # the row's copy is current
         for idx, val in [((4, 2), 1.5), ((-2, -1), numpy.float32(-3.25)), ((0, 5), 7)]:
             with sp.comm_stats() as st:
                 x[idx] = val
@@ -357,3 +361,68 @@ def test_fused_chain_on_replicas():
                     assert (st.messages_sent, st.collectives) == (0, 0)
                 assert_eq(r, expected, exact=True)
     numpy.testing.assert_array_equal(got[DEFAULT], got[0])
+
+
+def _seidel_rows(xp, a, rows):
+    """npbench's ``seidel_2d`` sweep over ``rows`` rows: small row slices and scalar updates."""
+    for i in range(1, rows + 1):
+        a[i, 1:-1] += (
+            a[i - 1, :-2] + a[i - 1, 1:-1] + a[i - 1, 2:] + a[i, 2:] + a[i + 1, :-2] + a[i + 1, 1:-1] + a[i + 1, 2:]
+        )
+        for j in range(1, a.shape[1] - 1):
+            a[i, j] += a[i, j - 1]
+            a[i, j] /= 9.0
+    return a
+
+
+@pytest.mark.parametrize("shape", [(14, 11), (9, 40)], ids=str)
+def test_seidel_rows_of_a_split_array_gather_each_row_once(shape, comm):
+    """Row slices and elements of a split array are read from one copy of the row per write:
+    a row's slices share it, and scalar writes update it, so a row costs a few collectives."""
+    a = _a(shape, 17)
+    rows = shape[0] - 2
+    expected = _seidel_rows(numpy, a.copy(), rows)
+    with config.set(replicate_below=50):  # the array split, its rows replicated
+        x = sp.array(a)
+        assert not _whole(x)
+        with sp.comm_stats() as st:
+            _seidel_rows(sp, x, rows)
+    assert (st.messages_sent, st.messages_received) == (0, 0)
+    # Was 7 collectives per row expression and one per element read (2 per column); now
+    # rows i and i + 1 for the expression (row i - 1 is current) and row i after its update.
+    assert st.collectives <= (3 * rows + 1 if comm.size > 1 else 0), st
+    assert_eq(x, expected, exact=True)
+
+
+def test_copies_follow_writes(comm):
+    """A copy serves reads until the array is written: scalar writes go into it, other writes
+    make it stale; a slice already handed to an operation keeps the values it was read with."""
+    a = _a((10, 7), 18)
+    with config.set(replicate_below=50):  # the array split, its rows replicated
+        x = sp.array(a)
+        assert not _whole(x)
+        t = x[2, 1:5] * 1.0  # the row's copy, handed to the product
+        x[2, 3] = 99.0  # written into the copy (a fresh one: the old one was handed out)
+        a[2, 3] = 99.0
+        assert_eq(t, _a((10, 7), 18)[2, 1:5], exact=True)
+        with sp.comm_stats() as st:
+            u = x[2, :4] + x[2, 3:]
+            r = x[2, 3]
+        assert st.collectives == 0  # both from the current copy of row 2
+        assert r == 99.0
+        assert_eq(u, a[2, :4] + a[2, 3:], exact=True)
+        x[1:3] += 1.0  # any other write: the copy is stale
+        a[1:3] += 1.0
+        with sp.comm_stats() as st:
+            r = x[2, 3]
+            s = x[2, ::-2] * 2.0
+        assert st.collectives == (1 if comm.size > 1 else 0)
+        assert r == a[2, 3]
+        assert_eq(s, a[2, ::-2] * 2.0, exact=True)
+        assert_eq(x[:, 4] - x[3:8, None, 2], a[:, 4] - a[3:8, None, 2], exact=True)
+        with pytest.raises(TypeError):
+            x[2, 2] = 1j  # NumPy's cast error, copies untouched
+        assert x[2, 2] == a[2, 2]
+        x.local[...] = 0.0
+        x.mark_modified()  # a write through .local, declared
+        assert x[2, 3] == 0.0

@@ -18,7 +18,7 @@ import numpy as np
 from spmdarray.backend.devices import backend_for, device_of
 from spmdarray.comm import allgather_object
 from spmdarray.core.conversion import gather, text
-from spmdarray.core.element import element_index, read_element, write_element
+from spmdarray.core.element import NOT_ELEMENT, read_at, write_at
 from spmdarray.core.operators import OperatorsMixin, calibrate
 from spmdarray.core.registry import HANDLED, ops
 from spmdarray.core.storage import Storage
@@ -184,9 +184,9 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
     def __getitem__(self, key):
         if isinstance(key, str) and self.dtype.names is not None:
             _field_error(self.dtype, key)
-        base = element_index(self._map, key)
-        if base is not None:  # one element: a read from its owner, no view
-            return read_element(self._st, base)
+        v = read_at(self, key)
+        if v is not NOT_ELEMENT:  # one element: a read from its owner, no view
+            return v
         # As in NumPy, an index containing ``...`` gives an array, never a scalar.
         ell = key is Ellipsis or (isinstance(key, tuple) and any(k is Ellipsis for k in key))
         try:
@@ -199,8 +199,7 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         return view
 
     def __setitem__(self, key, value) -> None:
-        base = element_index(self._map, key)
-        if base is not None and not self._map.broadcast_axes and write_element(self._st, base, value):
+        if write_at(self, key, value):
             return  # one element set to a scalar: written by its owner only
         ell = key is Ellipsis or (isinstance(key, tuple) and any(k is Ellipsis for k in key))
         try:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from spmdarray.comm import allgather_blocks, bcast_array
-from spmdarray.core.placement import is_whole
-from spmdarray.decomposition import box_size
+from spmdarray.core.placement import gather_view
 
 __all__ = ["gather", "summary", "text"]
 
@@ -17,26 +15,7 @@ def gather(x) -> np.ndarray:
     One ``Allgatherv`` of the primary copy of every block, or one ``Bcast``
     when a single rank holds it all; a replicated array is copied locally.
     """
-    ctx = x._st.ctx
-    lay = x._layout
-    be = x._st.be
-    if ctx.size == 1 or is_whole(lay):  # every rank holds it all: no message
-        return np.array(be.to_host(x._block), copy=True)
-    owners = set(lay.owners())
-    holders = [r for r in sorted(owners) if box_size(lay.block(r))]
-    if len(holders) == 1:  # one rank holds it all (a row of a row-split array): one Bcast
-        root = holders[0]
-        return bcast_array(ctx, be.to_host(x._block) if ctx.rank == root else None, root, x.shape, x.dtype)
-    shapes = [tuple(hi - lo for lo, hi in lay.block(r)) if r in owners else (0,) for r in range(ctx.size)]
-    mine = be.to_host(x._block) if ctx.rank in owners else np.empty((0,), x.dtype)
-    parts = allgather_blocks(ctx.comm, mine, shapes)
-    out = np.empty(x.shape, x.dtype)
-    for r, part in enumerate(parts):
-        if r in owners:
-            box = lay.block(r)
-            if box_size(box):
-                out[tuple(slice(lo, hi) for lo, hi in box)] = part
-    return out
+    return gather_view(x._st, x._map, x._layout)
 
 
 def summary(x) -> np.ndarray:

@@ -1,31 +1,79 @@
-"""One element of an array by its integer indices: owner lookup without views or plans.
+"""One element of an array by its integer indices, and small regions of split arrays copied whole.
 
 ``x[i, j]`` and ``x[i, j] = v`` in a Python loop are the hot path of
 unmodified NumPy programs (``lu``, ``seidel_2d``, ``durbin``).  Here the
 element's base index and owner come straight from the view map and the
-layout: a read is one ``Bcast`` from the owner (none when every rank holds
-the element), and a write of a scalar touches only the owner's allocation.
+layout (the base index is cached per view and key), and an element that
+every rank holds is read and written as NumPy would, with no view.
+
+Reads from a split array go through *copies*: small regions of the storage
+gathered whole onto every rank with one collective (``Storage.copies``).  A
+copy is stamped with the storage's ``version`` as halos are, so it serves
+every later read, of an element or of a small slice in an operation, until
+the array is written.  A scalar written with ``x[i, j] = v`` is written into
+the copies too (every rank writes the same value), so a loop of scalar reads
+and writes along a row makes one collective per row, not one per read.
 """
 
 from __future__ import annotations
 
+import math
+from functools import lru_cache
+
 import numpy as np
 
 from spmdarray.comm import bcast_array
-from spmdarray.decomposition import find_coord, ravel, unravel
+from spmdarray.core.placement import gather_view
+from spmdarray.decomposition import ViewMap, find_coord, ravel, unravel, view_layout
 
-__all__ = ["element_index", "read_element", "write_element"]
+__all__ = [
+    "NOT_ELEMENT",
+    "copy_of",
+    "direct_access",
+    "element_index",
+    "read_at",
+    "read_element",
+    "write_at",
+    "write_element",
+]
 
-_INT = (int, np.integer)
 _SCALAR = (int, float, complex, bool, np.generic)
+_REGION = 4096  # elements: the most an element read gathers, and the floor of a slice's widening
+_MAX_COPIES = 16  # copies kept per storage
+_BASES: dict = {}  # (view map, key) -> base index
+NOT_ELEMENT = object()  # what :func:`read_at` returns when the key is not one element
+
+
+def _plain(key) -> bool:
+    """Whether ``key`` is integers only (no bool, which equals 0 or 1, and no float)."""
+    if type(key) is tuple:
+        for k in key:
+            if type(k) is not int and not isinstance(k, np.integer):
+                return False
+        return True
+    return type(key) is int or isinstance(key, np.integer)
 
 
 def element_index(vmap, key) -> tuple[int, ...] | None:
     """Base index of element ``key`` of the view ``vmap``, or None.  Not collective.
 
     None when ``key`` is not one in-range integer per axis (the general
-    indexing path then handles it, with NumPy's errors).
+    indexing path then handles it, with NumPy's errors).  Cached per
+    ``(vmap, key)``.
     """
+    if not _plain(key):
+        return None
+    base = _BASES.get((vmap, key))
+    if base is None:
+        base = _element_index(vmap, key)
+        if base is not None:
+            if len(_BASES) >= 16384:
+                _BASES.clear()
+            _BASES[vmap, key] = base
+    return base
+
+
+def _element_index(vmap, key) -> tuple[int, ...] | None:
     shape = vmap.shape
     if type(key) is not tuple:
         key = (key,)
@@ -33,8 +81,6 @@ def element_index(vmap, key) -> tuple[int, ...] | None:
         return None
     base = list(vmap.start)
     for k, n, (b, step) in zip(key, shape, vmap.axes):
-        if not isinstance(k, _INT) or isinstance(k, (bool, np.bool_)):
-            return None
         k = int(k)
         if k < 0:
             k += n
@@ -64,23 +110,177 @@ def _owner(layout, base, rank: int) -> tuple[int, bool]:
     return ravel(tuple(root), layout.dims), holds
 
 
+@lru_cache(maxsize=1024)
 def _every_rank_holds(layout) -> bool:
     return all(d == 1 or (a is None and f is None) for d, a, f in zip(layout.dims, layout.gaxis, layout.gfixed))
+
+
+def _local(st, base) -> tuple[int, ...]:
+    o = st.origin
+    return base if not any(o) else tuple(i - g for i, g in zip(base, o))
+
+
+# ------------------------------------------------------------------ copies
+def _copy(st, vmap: ViewMap) -> list:
+    """The entry ``[version, host array, handed out]`` of the copy of ``vmap``, gathered if
+    missing or stale.  Collective: one collective on a miss; every rank misses alike,
+    because copies change only in collective operations."""
+    copies = st.copies
+    e = copies.get(vmap) if copies is not None else None
+    if e is not None and e[0] == st.version:
+        return e
+    arr = gather_view(st, vmap, view_layout(st.layout, vmap))
+    if copies is None:  # every rank holds it all: nothing to keep
+        return [st.version, arr, False]
+    for k in [k for k, v in copies.items() if v[0] != st.version]:
+        del copies[k]
+    if len(copies) >= _MAX_COPIES:
+        copies.clear()
+    e = copies[vmap] = [st.version, arr, False]
+    return e
+
+
+@lru_cache(maxsize=4096)
+def _widen(vmap: ViewMap) -> tuple[ViewMap, tuple]:
+    """The region a slice is copied with, and the slice's index into it.
+
+    Each axis, last first, is widened to the whole base axis (step 1) while
+    the region stays within ``4 * max(size, 1024)`` elements, so the slices
+    ``A[i, :-2]``, ``A[i, 1:-1]`` and ``A[i, 2:]`` share one copy of row ``i``.
+    """
+    size = math.prod(vmap.shape)
+    limit = 4 * max(size, 1024)
+    start, axes, shape = list(vmap.start), list(vmap.axes), list(vmap.shape)
+    idx: list = [slice(None)] * len(shape)
+    total = size
+    for k in reversed(range(len(axes))):
+        b, s = axes[k]
+        n = shape[k]
+        if b < 0 or n == 0 or total // n * vmap.base_shape[b] > limit:
+            continue
+        total = total // n * vmap.base_shape[b]
+        first = vmap.start[b]
+        stop = first + n * s
+        idx[k] = slice(first, stop if stop >= 0 else None, s)
+        start[b], axes[k], shape[k] = 0, (b, 1), vmap.base_shape[b]
+    return ViewMap(vmap.base_shape, tuple(start), tuple(axes), tuple(shape)), tuple(idx)
+
+
+def copy_of(st, vmap: ViewMap) -> np.ndarray:
+    """The view ``vmap`` of storage ``st`` whole on this rank, in host memory (read only).
+
+    Collective: served from a copy of a slightly wider region while the
+    storage is unwritten, else one collective that gathers that region.
+    """
+    wide, idx = _widen(vmap)
+    e = _copy(st, wide)
+    e[2] = True
+    return e[1][idx]
+
+
+@lru_cache(maxsize=4096)
+def _element_region(layout, base) -> tuple[ViewMap, tuple[int]] | None:
+    """The region an element read gathers, and the element's index in it: the element's
+    row along the last base axis (the copy that row slices share), or past ``_REGION``
+    elements the owner's stretch of it (one holder: one ``Bcast``); None past that too."""
+    b = len(base) - 1
+    iv = layout.intervals[b]
+    lo, hi = 0, layout.shape[b]
+    if hi > _REGION and iv is not None:
+        lo, hi = iv[find_coord(iv, base[b])]
+    if hi - lo > _REGION:
+        return None
+    start = base[:b] + (lo,)
+    return ViewMap(layout.shape, start, ((b, 1),), (hi - lo,)), (base[b] - lo,)
+
+
+def _index_in(vmap: ViewMap, base) -> tuple[int, ...] | None:
+    """Index of base element ``base`` in the view ``vmap``, or None outside it."""
+    idx = []
+    walked = set()
+    for (b, s), n in zip(vmap.axes, vmap.shape):
+        if b < 0:
+            idx.append(0)
+            continue
+        d = base[b] - vmap.start[b]
+        if d % s or not 0 <= d // s < n:
+            return None
+        idx.append(d // s)
+        walked.add(b)
+    if any(i != s0 for b, (i, s0) in enumerate(zip(base, vmap.start)) if b not in walked):
+        return None
+    return tuple(idx)
+
+
+# ---------------------------------------------------------- read and write
+def direct_access(layout, be, dtype, origin) -> bool:
+    """Whether elements are read and written by indexing the allocation with their base
+    index: every rank holds the whole array, in host memory, with no ghost frame, and the
+    dtype is not structured (whose scalars are views).  ``Storage.copies`` is None then."""
+    return _every_rank_holds(layout) and not be.is_device and not any(origin) and np.dtype(dtype).kind != "V"
+
+
+def read_at(x, key):
+    """``x[key]`` when ``key`` is one integer per axis, else :data:`NOT_ELEMENT`.
+
+    Collective in the sense of :func:`read_element`.  The fast path of
+    ``ndarray.__getitem__``: on an array every rank holds, a dictionary
+    lookup and NumPy's own indexing.
+    """
+    if type(key) is tuple:
+        for k in key:
+            if type(k) is not int and not isinstance(k, np.integer):
+                return NOT_ELEMENT
+    elif type(key) is not int and not isinstance(key, np.integer):
+        return NOT_ELEMENT
+    base = _BASES.get((x._map, key))
+    if base is None:
+        base = element_index(x._map, key)
+        if base is None:
+            return NOT_ELEMENT
+    st = x._st
+    if st.copies is None:
+        return st.alloc[base]
+    return read_element(st, base)
+
+
+def write_at(x, key, value) -> bool:
+    """``x[key] = value`` when ``key`` is one integer per axis and ``value`` a scalar;
+    False, having done nothing, otherwise.  Collective in the sense of :func:`write_element`."""
+    if not isinstance(value, _SCALAR) or x._map.broadcast_axes:
+        return False
+    base = element_index(x._map, key)
+    if base is None:
+        return False
+    st = x._st
+    if st.copies is None:
+        st.alloc[base] = value  # NumPy's cast and errors, on every rank alike
+        st.bump()
+        return True
+    return write_element(st, base, value)
 
 
 def read_element(st, base):
     """The element at base index ``base`` of storage ``st``, a NumPy scalar on every rank.
 
-    Collective: one ``Bcast`` of one element from its owner, or nothing when
-    every rank holds it (a replicated array, or one rank).
+    Collective.  Nothing is sent when every rank holds the element (a
+    replicated array, or one rank) or when a current copy of its region
+    exists; else one collective gathers the element's row (or the owner's
+    stretch of it, at most 4096 elements), kept as a copy for the reads that
+    follow.
     """
-    ctx = st.ctx
     lay = st.layout
-    idx = tuple(i - o for i, o in zip(base, st.origin))
     if _every_rank_holds(lay):
-        return st.be.to_host(st.alloc[idx]).reshape(()).copy()[()]
+        v = st.alloc[_local(st, base)]
+        if st.be.is_device or st.dtype.kind == "V":
+            v = st.be.to_host(v).reshape(()).copy()[()]
+        return v
+    region = _element_region(lay, base) if st.dtype.kind != "V" else None
+    if region is not None:
+        return _copy(st, region[0])[1][region[1]]
+    ctx = st.ctx
     root, _ = _owner(lay, base, ctx.rank)
-    data = st.be.to_host(st.alloc[idx]) if ctx.rank == root else None
+    data = st.be.to_host(st.alloc[_local(st, base)]) if ctx.rank == root else None
     return bcast_array(ctx, data, root, (), st.dtype)[()]
 
 
@@ -89,19 +289,36 @@ _PROBES: dict = {}
 
 def write_element(st, base, value) -> bool:
     """``x[i, j] = value`` for a scalar ``value``: only the ranks holding the
-    element write it.  Collective (every rank checks the cast and bumps the
-    storage), but sends nothing.  False, having done nothing, when ``value``
-    is not a scalar.
+    element write it, and every rank writes it into its current copies.
+    Collective (every rank checks the cast and bumps the storage), but sends
+    nothing.  False, having done nothing, when ``value`` is not a scalar.
+
+    Every rank must write the same element with the same value, as in every
+    operation; the copies then stay equal to the owner's data.
     """
     if not isinstance(value, _SCALAR):
         return False
+    lay = st.layout
+    if _every_rank_holds(lay) and not st.be.is_device:
+        st.alloc[_local(st, base)] = value  # NumPy's cast and errors, on every rank alike
+        st.bump()
+        return True
     probe = _PROBES.get(st.dtype)
     if probe is None:
         probe = _PROBES[st.dtype] = np.empty((), st.dtype)
     probe[()] = value  # NumPy's casting errors, on every rank alike
-    lay = st.layout
     _, holds = _owner(lay, base, st.ctx.rank)
     if holds and lay.holds(st.ctx.rank):
-        st.alloc[tuple(i - o for i, o in zip(base, st.origin))] = probe[()]
+        st.alloc[_local(st, base)] = probe[()]
+    current = st.version
     st.bump()
+    for wide, e in st.copies.items():
+        if e[0] != current:
+            continue
+        j = _index_in(wide, base)
+        if j is not None:
+            if e[2]:  # handed out to an operation: write a fresh copy
+                e[1], e[2] = e[1].copy(), False
+            e[1][j] = probe[()]
+        e[0] = st.version
     return True

@@ -16,6 +16,7 @@ from spmdarray.backend.backends import backend_of
 from spmdarray.comm import label_frames, start_exchange
 from spmdarray.core.array import ndarray
 from spmdarray.core.conversion import gather
+from spmdarray.core.element import copy_of
 from spmdarray.core.flights import Flight
 from spmdarray.core.placement import default_layout, is_whole, result_layout
 from spmdarray.core.registry import provides
@@ -166,8 +167,10 @@ def fetch_start(ctx, items: list, out_layout: Layout):
     for i, it in enumerate(items):
         if whole and isinstance(it, ndarray) and not is_whole(it._layout):
             # Every rank needs all of it: one collective (a Bcast from a single
-            # holder, else an Allgatherv), not a message from each holder to each rank.
-            out[i] = _slice_replicated(gather(it), out_layout.shape, out_layout.block(rank))
+            # holder, else an Allgatherv), not a message from each holder to each rank,
+            # and none while a copy of its region is current (core.element).
+            full = gather(it) if it._map.broadcast_axes else copy_of(it._st, it._map)
+            out[i] = _slice_replicated(full, out_layout.shape, out_layout.block(rank))
             if be.is_device:
                 out[i] = be.asarray(out[i])
         elif isinstance(it, ndarray) and it._map.broadcast_axes:

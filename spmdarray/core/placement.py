@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import math
 
-from spmdarray.decomposition import Layout
+import numpy as np
+
+from spmdarray.comm import allgather_blocks, bcast_array
+from spmdarray.decomposition import Layout, ViewMap, box_size
 from spmdarray.settings import config
 
-__all__ = ["default_layout", "is_small", "is_whole", "result_layout"]
+__all__ = ["default_layout", "gather_view", "is_small", "is_whole", "result_layout"]
 
 
 def is_small(shape) -> bool:
@@ -59,3 +62,30 @@ def result_layout(operands, shape: tuple[int, ...], nprocs: int) -> Layout | Non
         if m.is_identity and not is_whole(a._layout):
             return None
     return Layout.replicated(shape, nprocs)
+
+
+def gather_view(st, vmap: ViewMap, lay: Layout) -> np.ndarray:
+    """The view ``vmap`` of storage ``st`` (view layout ``lay``) whole on every rank, in host memory.
+
+    Collective: one ``Allgatherv`` of the primary copy of every block, or one
+    ``Bcast`` when a single rank holds it all (a row of a row-split array);
+    nothing when every rank holds it all (a replicated array, or one rank).
+    """
+    ctx, be = st.ctx, st.be
+    if ctx.size == 1 or is_whole(lay):
+        return np.array(be.to_host(st.view_of(vmap, lay.block(ctx.rank))), copy=True)
+    owners = set(lay.owners())
+    holders = [r for r in sorted(owners) if box_size(lay.block(r))]
+    mine = be.to_host(st.view_of(vmap, lay.block(ctx.rank))) if ctx.rank in owners else None
+    if len(holders) == 1:
+        root = holders[0]
+        return bcast_array(ctx, mine if ctx.rank == root else None, root, vmap.shape, st.dtype)
+    shapes = [tuple(hi - lo for lo, hi in lay.block(r)) if r in owners else (0,) for r in range(ctx.size)]
+    parts = allgather_blocks(ctx.comm, mine if mine is not None else np.empty((0,), st.dtype), shapes)
+    out = np.empty(vmap.shape, st.dtype)
+    for r, part in enumerate(parts):
+        if r in owners:
+            box = lay.block(r)
+            if box_size(box):
+                out[tuple(slice(lo, hi) for lo, hi in box)] = part
+    return out

@@ -8,6 +8,8 @@ shifted view is a plain NumPy view of the allocation.
 ``version`` counts collective writes.  ``halo_valid`` maps each plan key to
 the version at which its ghost cells were filled; they are current only while
 that equals ``version``, so halos are re-sent only after the data changed.
+``copies`` holds small regions gathered whole onto every rank, stamped with
+a version in the same way (see :mod:`spmdarray.core.element`).
 Both change only inside collective operations (a halo counts as filled when
 its messages are posted), so they agree on every rank.  ``flights`` lists the
 posted exchanges that still send from or receive into the allocation.
@@ -21,6 +23,7 @@ import numpy as np
 
 from spmdarray.backend.backends import backend_of
 from spmdarray.comm import first_failure
+from spmdarray.core.element import direct_access
 from spmdarray.core.flights import complete
 from spmdarray.core.thunk import READERS, Quiet, Thunk, flush
 from spmdarray.decomposition import Box, Layout, ViewMap, box_size
@@ -64,6 +67,7 @@ class Storage(Thunk):
         "_views",
         "flights",
         "exposed",
+        "copies",
     )
 
     def __init__(self, ctx, layout: Layout, dtype, *, ghost=None, alloc=None, fill=None, agree: bool = True) -> None:
@@ -96,6 +100,9 @@ class Storage(Thunk):
             self.alloc = np.zeros(shape, self.dtype)
         else:
             self.alloc = np.full(shape, fill, self.dtype)
+        # Small regions gathered whole (``spmdarray.core.element``); None when elements
+        # are read by indexing the allocation directly.
+        self.copies = None if direct_access(layout, be, self.dtype, self.origin) else {}
         if holds is not None:
             # The base array's own block, asked for by nearly every operation.
             owned, key = holds

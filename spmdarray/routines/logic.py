@@ -388,6 +388,7 @@ def part_view(x, part: str):
     st.alloc = getattr(parent.alloc, part)
     st.origin, st.ghost = parent.origin, parent.ghost
     st.halo_valid = {}
+    st.copies = None if parent.copies is None else {}
     st._views = {}
     st.flights = parent.flights  # one memory: messages in flight are the parent's too
     return ndarray._new(st, x._map)
