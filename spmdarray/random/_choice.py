@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from spmdarray.random._counter import Box, Stream, _flat_indices, _integers_kernel
+from spmdarray.random._counter import Box, Stream, _flat_indices, _integers_kernel, run_padded
 from spmdarray.random._parameters import _is_dist
 from spmdarray.routines.creation import _shape
 
@@ -84,7 +84,8 @@ def _keys_distributed(gen: Any, draw: int, n: int, p: np.ndarray | None, comm: A
 
         def key(flat: Any, xp: Any) -> Any:
             with np.errstate(divide="ignore"):
-                return -np.log(Stream(seed, draw, flat, (), xp).uniform_open(0)) / xp.asarray(p)[flat.astype(np.int64)]
+                e = run_padded(lambda s: -np.log(s.uniform_open(0)), Stream(seed, draw, flat, (), xp), [])
+                return e / xp.asarray(p)[flat.astype(np.int64)]
 
         keys = _from_flat(gen, (n,), np.float64, key, comm)
     return np.argsort(keys, kind="stable")

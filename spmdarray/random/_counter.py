@@ -34,6 +34,44 @@ _uniform_box = uniform_box
 # Pure NumPy core: no MPI, no state.
 # ---------------------------------------------------------------------------
 
+#: Every array a distribution kernel computes on has a length that is a multiple
+#: of ``PAD`` (see :func:`padded`): 64 float64 values are whole vectors of every
+#: SIMD width NumPy dispatches (2, 4 or 8 lanes), so its loops never take a
+#: remainder (tail) path and each element goes through the same code whatever
+#: the block around it.  (docs/random.md, "Determinism".)
+PAD = 64
+
+
+def padded(a: Any, xp: Any = np) -> Any:
+    """The 1-D array ``a`` extended to a multiple of :data:`PAD` by repeating its last entry.  Not collective.
+
+    ``a`` itself when its length already is one (or is 0).  Fresh and
+    contiguous otherwise, so that the values computed from it do not depend on
+    how many elements a block has: callers keep the first ``len(a)`` results.
+
+    >>> padded(np.arange(3)).shape
+    (64,)
+    >>> int(padded(np.arange(3))[-1])
+    2
+    """
+    n = int(a.shape[0])
+    m = -(-n // PAD) * PAD
+    if m == n:
+        return a
+    return xp.concatenate([a, xp.broadcast_to(a[-1:], (m - n,) + tuple(a.shape[1:]))])
+
+
+def run_padded(kernel: Any, st: Stream, params: list[Any]) -> Any:
+    """``kernel(st, *params)`` evaluated on :func:`padded` elements; the first ``st.n`` values.  Not collective.
+
+    ``params`` are Python scalars or arrays of length ``st.n``.
+    """
+    n = st.n
+    if n == 0 or n % PAD == 0:
+        return kernel(st, *params)
+    ps = [padded(p, st.xp) if getattr(p, "ndim", 0) else p for p in params]
+    return kernel(Stream(st.seed, st.draw, padded(st.flat, st.xp), st.path, st.xp), *ps)[:n]
+
 
 def _stream_key(seed: int, draw: int, lane: int) -> int:
     """64-bit key of draw ``draw``, lane ``lane`` of the generator seeded ``seed``.
@@ -190,11 +228,14 @@ def until_accepted(st: Stream, params: list[Any], attempt: Any, dtype: Any = np.
     while pending.shape[0]:
         if rnd >= MAX_ROUNDS:
             raise RuntimeError("spmdarray.random: rejection sampler did not accept after MAX_ROUNDS rounds")
-        full = rnd == 0
-        sub = (st if full else st.restrict(pending)).sub(rnd)
-        vals, ok = attempt(sub, *(p if full else p[pending] for p in params))
-        out[pending[ok]] = vals[ok]
-        pending = pending[~ok]
+        full = rnd == 0 and st.n % PAD == 0
+        # The pending elements padded to whole SIMD vectors: the repeated last
+        # one computes the same value again (written twice, harmlessly).
+        idx = pending if full else padded(pending, xp)
+        sub = (st if full else st.restrict(idx)).sub(rnd)
+        vals, ok = attempt(sub, *(p if full else p[idx] for p in params))
+        out[idx[ok]] = vals[ok]
+        pending = pending[~ok[: pending.shape[0]]]
         rnd += 1
     return out
 
@@ -211,6 +252,7 @@ def branch(st: Stream, n: int, cases: list[tuple[Any, Any]], params: list[Any], 
         idx = xp.nonzero(mask)[0]
         if idx.shape[0] == 0:
             continue
+        idx = padded(idx, xp)  # whole SIMD vectors, as in until_accepted
         out[idx] = fn(st.restrict(idx).sub(tag), *(p[idx] for p in params))
     return out
 

@@ -34,6 +34,7 @@ from spmdarray.random._counter import (
     _seed64,
     _unit,
     integers_array,
+    run_padded,
 )
 from spmdarray.random._distribution_methods import _ContinuousMethods, _DiscreteMethods
 from spmdarray.random._multivariate import dirichlet, multinomial, multivariate_hypergeometric, multivariate_normal
@@ -198,7 +199,7 @@ class Generator(_ContinuousMethods, _DiscreteMethods):
             flat = np.zeros(1, dtype=np.uint64)
             ps = [np.asarray(p).reshape(1) for p in params]
             with np.errstate(all="ignore"):
-                v = kernel(Stream(self._seed, draw, flat), *ps)
+                v = run_padded(kernel, Stream(self._seed, draw, flat), ps)
             return np.asarray(v).astype(dtype, copy=False)[0]
 
         def fill(box: Box, xp: Any, blocks: list[Any]) -> Any:
@@ -210,7 +211,7 @@ class Generator(_ContinuousMethods, _DiscreteMethods):
                 for b in blocks
             ]
             with np.errstate(all="ignore"):
-                v = kernel(Stream(self._seed, draw, flat.reshape(-1), (), xp), *ps)
+                v = run_padded(kernel, Stream(self._seed, draw, flat.reshape(-1), (), xp), ps)
             return v.astype(dtype, copy=False).reshape(flat.shape)
 
         if comm is None:

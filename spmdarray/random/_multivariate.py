@@ -18,7 +18,7 @@ import numpy as np
 
 from spmdarray.random import _continuous as C
 from spmdarray.random import _discrete as D
-from spmdarray.random._counter import Box, Stream, _flat_indices
+from spmdarray.random._counter import Box, Stream, _flat_indices, run_padded
 from spmdarray.random._parameters import _any, _is_dist, _param
 from spmdarray.routines.creation import _shape
 
@@ -36,7 +36,7 @@ def _rows(gen: Any, rshape: tuple[int, ...], k: int, dtype: Any, kernel: Any, pa
         rows = _flat_indices(box[:-1], rshape, xp).reshape(-1)
         ps = [b[..., 0].reshape(-1) for b in blocks]
         with np.errstate(all="ignore"):
-            v = kernel(Stream(gen._seed, draw, rows, (), xp), *ps)
+            v = run_padded(kernel, Stream(gen._seed, draw, rows, (), xp), ps)
         return v[:, c0:c1].astype(dtype, copy=False).reshape(tuple(b - a for a, b in box))
 
     full = [p[..., None] if _is_dist(p) else np.asarray(p)[..., None] for p in params]
@@ -183,7 +183,13 @@ def multivariate_normal(
         xp = st.xp
         flat = (st.flat[:, None] * np.uint64(k) + xp.arange(k, dtype=np.uint64)[None, :]).reshape(-1)
         z = Stream(st.seed, st.draw, flat, st.path, xp).normal(0).reshape(st.n, k)
-        return z @ xp.asarray(factor) + xp.asarray(mu)
+        # ``z @ factor`` as a fixed-order sum of products: a BLAS product may
+        # round a row differently with the number of rows in the block.
+        f = xp.asarray(factor)
+        acc = z[:, :1] * f[0]
+        for j in range(1, k):
+            acc += z[:, j : j + 1] * f[j]
+        return acc + xp.asarray(mu)
 
     return _rows(gen, rshape, k, np.float64, kernel, [], comm)
 
