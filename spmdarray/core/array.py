@@ -20,6 +20,7 @@ from spmdarray.comm import allgather_object
 from spmdarray.core.conversion import gather, text
 from spmdarray.core.element import NOT_ELEMENT, read_at, write_at
 from spmdarray.core.operators import OperatorsMixin, calibrate
+from spmdarray.core.refs import ATTRIBUTE
 from spmdarray.core.registry import HANDLED, ops
 from spmdarray.core.storage import Storage
 from spmdarray.core.thunk import READERS
@@ -406,7 +407,7 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         if not self._map.is_identity:
             raise ValueError("cannot resize this array: it does not own its data")
         if refcheck:
-            shared = sys.getrefcount(self._st) > 2
+            shared = sys.getrefcount(self._st) - ATTRIBUTE > 0  # a holder besides ``self._st``
             if any(allgather_object(self._st.ctx, shared)):
                 raise ValueError(
                     "cannot resize an array that references or is referenced\nby another array in this way.\n"

@@ -3,17 +3,27 @@
 Each operator calls the elementwise engine (``registry.ops.elementwise``).  When an operand is a
 *temporary* (the unnamed result of a previous operation: ``(a + b) * 0.2``)
 of the result's dtype and layout, its allocation is reused for the result,
-as NumPy does.  A temporary is recognised by its reference count, calibrated
-once at import against this exact call path, so a named array is never
-overwritten; if calibration is inconclusive, elision is simply off.
+as NumPy does.
+
+A temporary is recognised by its reference count, and only where that count
+can tell: the operator method must have been called by the binary-operator
+instruction of the frame above (``a + b``, not ``a.__add__(b)`` or
+``operator.add``, whose paths hold other numbers of references), and
+calibration at import must show a named operand one reference above a
+temporary on that exact path.  Python 3.14 and later borrow the stack
+reference of a named local (``LOAD_FAST_BORROW``), so there the two counts are
+equal: elision is off there, as on any interpreter other than CPython.  Every
+doubt means a copy, never an overwritten named array.
 """
 
 from __future__ import annotations
 
+import dis
 import sys
 
 import numpy as np
 
+from spmdarray.core.refs import ATTRIBUTE, LOCAL
 from spmdarray.core.registry import ops
 
 __all__ = ["OperatorsMixin"]
@@ -42,20 +52,39 @@ _COMPARE = {
 }
 _UNARY = {"neg": np.negative, "pos": np.positive, "abs": np.absolute, "invert": np.invert}
 
-# Reference counts a temporary operand shows inside ``_apply``, per path.
+#: The binary-operator instructions: ``BINARY_OP`` (3.11+), ``BINARY_ADD`` ... (3.10).
+_INSTRUCTIONS = ["BINARY_OP"] + [
+    f"BINARY_{n}"
+    for n in "ADD SUBTRACT MULTIPLY TRUE_DIVIDE FLOOR_DIVIDE MODULO POWER AND OR XOR LSHIFT RSHIFT".split()
+]
+_BINARY_OPCODES = frozenset(dis.opmap[n] for n in _INSTRUCTIONS if n in dis.opmap)
+
+#: Largest reference count of a temporary operand inside ``_apply``, per path ("l", "r");
+#: empty (elision off) unless :func:`calibrate` proved that the count tells.
 _TEMP_COUNT: dict[str, int] = {}
-_calibrating = False
+_calibrating: dict | None = None
+
+
+def _called_by_operator() -> bool:
+    """Whether the operator method calling ``_apply`` runs for a binary-operator instruction.
+
+    Frames: this function, ``_apply``, the operator method, its caller.
+    """
+    f = sys._getframe(3)
+    code, i = f.f_code.co_code, f.f_lasti
+    return 0 <= i < len(code) and code[i] in _BINARY_OPCODES
 
 
 def _apply(ufunc, a, b, path: str):
     """Run ``ufunc(a, b)``, reusing ``a``'s storage if it is an eligible temporary."""
-    if _calibrating:
-        _TEMP_COUNT[path] = sys.getrefcount(a)
+    # Count references before anything here (such as an argument tuple) adds one.
+    count = sys.getrefcount(a)
+    if _calibrating is not None:
+        _calibrating[path] = (count, _called_by_operator())
         return None
     out = None
     limit = _TEMP_COUNT.get(path)
-    # Count references before anything here (such as an argument tuple) adds one.
-    temp = limit is not None and sys.getrefcount(a) <= limit and _reusable(a)
+    temp = limit is not None and count <= limit and _called_by_operator() and _reusable(a)
     args = (a, b) if path == "l" else (b, a)
     if temp:
         out = _maybe_reuse(ufunc, a, b, args)
@@ -67,7 +96,8 @@ def _reusable(a) -> bool:
     # that owns its memory (not a user's block wrapped by ``from_local``), and
     # whose memory no NumPy view outside the storage's cache holds (a kept
     # ``t.local``): as NumPy, which never elides an array something views.
-    if not (type(a)._elidable(a) and sys.getrefcount(a._st) <= 2):
+    # (Counts relative to the measured baselines of core.refs: holders only.)
+    if not (type(a)._elidable(a) and sys.getrefcount(a._st) - ATTRIBUTE <= 0):
         return False
     st = a._st
     if st.alloc.base is not None:
@@ -78,12 +108,12 @@ def _reusable(a) -> bool:
         if v is alloc:  # the owned block of an allocation without ghost frame
             cached += 1
         elif v.base is alloc:
-            if sys.getrefcount(v) > 3:  # the cache, ``v`` and the argument
+            if sys.getrefcount(v) - LOCAL > 1:  # a holder besides the cache
                 return False
             cached += 1
     v = None  # the loop variable must not count as a holder of ``alloc``
-    # holders: ``st.alloc``, the local ``alloc``, the argument, the cached views
-    return sys.getrefcount(alloc) <= 3 + cached
+    # holders besides the local ``alloc``: ``st.alloc`` and the cached views
+    return sys.getrefcount(alloc) - LOCAL <= 1 + cached
 
 
 def _maybe_reuse(ufunc, a, b, args):
@@ -181,18 +211,46 @@ for _n, _u in _UNARY.items():
     setattr(OperatorsMixin, f"__{_n}__", _unary(_n, _u))
 
 
+def elision_decision(temporary: dict, named: dict, version: tuple = sys.version_info, impl: str = "") -> dict:
+    """The per-path count limits that :func:`calibrate`'s measurements allow; ``{}`` turns elision off.
+
+    ``temporary`` and ``named`` map each path ("l", "r") to ``(count,
+    called_by_operator)`` as ``_apply`` saw them for ``temp() + 1`` and for a
+    named local ``x + 1`` (and the reflected forms).  Elision needs CPython
+    before 3.14, the operator instruction seen on both, and a named operand
+    counted above a temporary on both paths.
+    """
+    impl = impl or sys.implementation.name
+    if impl != "cpython" or tuple(version[:2]) >= (3, 14):
+        return {}
+    if set(temporary) != {"l", "r"} or set(named) != {"l", "r"}:
+        return {}
+    for p in ("l", "r"):
+        (t, t_op), (n, n_op) = temporary[p], named[p]
+        if not (t_op and n_op and n > t):
+            return {}
+    return {p: temporary[p][0] for p in ("l", "r")}
+
+
 def calibrate(cls) -> None:
-    """Measure the reference count of a temporary on the left and reflected paths."""
+    """Measure the reference counts of a temporary and of a named operand on the left and reflected paths."""
     global _calibrating
 
     def temp():
         return object.__new__(cls)
 
-    _calibrating = True
+    seen = {}
     try:
+        _calibrating = {}
         temp() + 1
         1 + temp()
+        seen["temporary"] = _calibrating
+        _calibrating = {}
+        x = temp()
+        x + 1
+        1 + x
+        seen["named"] = _calibrating
     finally:
-        _calibrating = False
-    if set(_TEMP_COUNT) != {"l", "r"}:
-        _TEMP_COUNT.clear()
+        _calibrating = None
+    _TEMP_COUNT.clear()
+    _TEMP_COUNT.update(elision_decision(seen.get("temporary", {}), seen.get("named", {})))

@@ -23,6 +23,7 @@ from __future__ import annotations
 import sys
 
 from spmdarray.core.flights import complete_all
+from spmdarray.core.refs import LOCAL
 
 __all__ = ["Thunk", "READERS", "PENDING", "flush", "sync", "Quiet"]
 
@@ -61,9 +62,11 @@ class Quiet:
     depth = 0
 
 
-#: References to an unnamed deferred operand seen in :func:`flush`: its parent
-#: node's argument tuple, the local variable, and ``getrefcount``'s argument.
-_TREE_REFS = 3
+#: Holders of an unnamed deferred operand seen in :func:`flush` besides its
+#: local variable there: its parent node's argument tuple.  A user's name, a
+#: container or any other holder makes one more (counted from the measured
+#: baseline :data:`spmdarray.core.refs.LOCAL`, so on any interpreter).
+_TREE_HOLDERS = 1
 
 
 def flush(st, keep=None) -> None:
@@ -79,7 +82,7 @@ def flush(st, keep=None) -> None:
             continue
         if y is keep:
             kept.append(r)
-        elif id(y) in inner and sys.getrefcount(y) <= _TREE_REFS:
+        elif id(y) in inner and sys.getrefcount(y) - LOCAL <= _TREE_HOLDERS:
             # An unnamed operand inside ``keep``'s own tree: computed inside its kernel.
             kept.append(r)
         else:
