@@ -178,7 +178,7 @@ FIELDS: dict[str, Field] = {
         "SPMDARRAY_FUSE_CACHE",
         _opt_str,
         False,
-        "Folder of compiled kernels (None: ~/.cache/spmdarray/fusion).",
+        "Folder of compiled kernels (None: $NUMBA_CACHE_DIR/spmdarray-fusion, else ~/.cache/spmdarray/fusion).",
         "fusion",
     ),
     # backend and devices

@@ -26,16 +26,25 @@ Random leaves call the scalar SplitMix64 of
 Cache: kernels are kept per process in a dictionary keyed by the program's
 shape (operations, loop dtypes, leaf kinds and dtypes, number of axes,
 innermost stride classes).  The generated source is written to
-``$SPMDARRAY_FUSE_CACHE`` (default ``~/.cache/spmdarray/fusion``) and
-compiled with ``cache=True``, so a later process loads the machine code from
-numba's on-disk cache instead of compiling again.
+``$SPMDARRAY_FUSE_CACHE`` (default ``$NUMBA_CACHE_DIR/spmdarray-fusion`` when
+numba's cache folder is set, else ``~/.cache/spmdarray/fusion``) and compiled
+with ``cache=True``, so a later process loads the machine code from numba's
+on-disk cache instead of compiling again.  Many processes share the folder
+(every rank of a node, every node of a shared home): the source is written
+under a name unique to the host and process and renamed into place, and a
+kernel's first compilation and its first load hold an exclusive lock on the
+kernel's lock file, so one process compiles while the others wait for it and
+then load its machine code.  The lock involves no MPI call: a kernel is
+compiled by whichever ranks reach it, never waiting for ranks that do not.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import os
+import socket
 import sys
 import tempfile
 import weakref
@@ -44,6 +53,11 @@ import numpy as np
 
 from spmdarray.fusion import splitmix
 from spmdarray.settings import config
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: kernels are compiled without the lock
+    fcntl = None
 
 __all__ = ["check", "run", "run_sum", "compile_stats"]
 
@@ -121,7 +135,15 @@ def compile_stats() -> dict:
 
 
 def _cache_dir() -> str:
-    d = config.fuse_cache or os.path.join(os.path.expanduser("~"), ".cache", "spmdarray", "fusion")
+    from numba.core import config as numba_config  # numba's reading of NUMBA_CACHE_DIR ("" when unset)
+
+    numba_dir = numba_config.CACHE_DIR
+    default = (
+        os.path.join(numba_dir, "spmdarray-fusion")
+        if numba_dir
+        else os.path.join(os.path.expanduser("~"), ".cache", "spmdarray", "fusion")
+    )
+    d = config.fuse_cache or default
     try:
         os.makedirs(d, exist_ok=True)
         if os.access(d, os.W_OK):
@@ -333,19 +355,47 @@ def _load(sig, nd: int, mode: str):
     src = _source(sig, nd, mode)
     name = "spmdk_" + hashlib.sha1(src.encode()).hexdigest()[:20]
     path = os.path.join(_cache_dir(), name + ".py")
-    if not os.path.exists(path):
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w") as f:
-            f.write(src)
-        os.replace(tmp, path)
+    with _locked(path):
+        if not os.path.exists(path):
+            # Unique per host and process: ranks of several nodes may share the folder.
+            tmp = f"{path}.{socket.gethostname()}.{os.getpid()}.tmp"
+            with open(tmp, "w") as f:
+                f.write(src)
+            os.replace(tmp, path)  # atomic: a reader sees no file or the whole file
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod  # numba's cache finds the module by name
     spec.loader.exec_module(mod)
-    k = _CACHE[key] = [mod.kernel, False]
+    k = _CACHE[key] = [mod.kernel, False, path]
     _STATS["compiled"] += 1
     _STATS["compile_s"] += time.perf_counter() - t0
     return k
+
+
+@contextlib.contextmanager
+def _locked(path: str):
+    """An exclusive lock on ``path + ".lock"`` (``flock``) while the block runs.  Not collective.
+
+    Where the file system refuses locks, the block runs unlocked: the files
+    are written atomically either way, and the worst case is that several
+    processes compile the same kernel.
+    """
+    if fcntl is None:
+        yield
+        return
+    try:
+        fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            pass
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def _args(prog, root, vals, sub, gshape, origin):
@@ -434,7 +484,8 @@ def _call(k, args):
     import time
 
     t0 = time.perf_counter()
-    r = k[0](*args)  # compiles (or loads from numba's disk cache) for these types
+    with _locked(k[2]):  # one process compiles; the others wait, then load its machine code
+        r = k[0](*args)  # compiles (or loads from numba's disk cache) for these types
     _STATS["compile_s"] += time.perf_counter() - t0
     k[1] = True
     _freeze()
