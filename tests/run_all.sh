@@ -296,8 +296,10 @@ step_openmpi() {
 
 step_py313() {
     local t0=$SECONDS v=.venv-py313 py k
-    py=${SPMDARRAY_CI_PYTHON313:-$(command -v python3.13 || ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.13*/bin/python3.13 2>/dev/null | tail -n 1 || true)}
-    if [ -z "$py" ] || [ ! -x "$py" ]; then
+    # pyenv's own 3.13 before python3.13 on PATH, which may be a pyenv shim that refuses to run.
+    py=${SPMDARRAY_CI_PYTHON313:-$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.13*/bin/python3.13 2>/dev/null | tail -n 1 || true)}
+    py=${py:-$(command -v python3.13 || true)}
+    if [ -z "$py" ] || ! "$py" -c 'import sys; assert sys.version_info[:2] == (3, 13)' 2>/dev/null; then
         [ "${CI:-}" != true ] || fail "Python 3.13: no python3.13 (set SPMDARRAY_CI_PYTHON313, or SPMDARRAY_CI_PY313=0 to skip)"
         echo "skipped: no python3.13 (set SPMDARRAY_CI_PYTHON313=/path/python3.13)"
         return 0
