@@ -9,7 +9,8 @@ Every rank checks that ``spmdarray``, ``spmdarray.comm`` and ``spmdarray.decompo
 are imported from ``SITE_PACKAGES`` (the fresh venv the wheel went into, not the
 checkout), that the job has the given number of ranks, and that a 5-point stencil on
 aliasing views, and the sum of the grid, match NumPy.  At more than one rank the grid
-must be split and the stencil must exchange halos.  An error on any rank raises; under
+must be split and the stencil must exchange halos, and a small
+array is replicated and communicates nothing.  An error on any rank raises; under
 ``python -m mpi4py`` that aborts the whole job, so ``mpiexec`` exits nonzero.
 """
 
@@ -51,7 +52,8 @@ def main(site, ranks):
     version = importlib.metadata.version("spmdarray")
     check(sp.__version__ == version, f"spmdarray.__version__ is {sp.__version__}, its metadata says {version}")
 
-    n, iters = 45, 6
+    # Past config.replicate_below (65536 elements): the grid is split over the ranks.
+    n, iters = 300, 6
     ref = numpy.random.default_rng(7).random((n + 2, n + 2))
     grid = sp.asarray(ref)
     check(grid.comm.size == ranks, f"the grid is on {grid.comm.size} ranks, not {ranks}")
@@ -67,6 +69,12 @@ def main(site, ranks):
     total = float(grid.sum())
     check(abs(total - ref.sum()) <= 1e-12 * abs(ref.sum()), f"sum {total!r} differs from NumPy's {ref.sum()!r}")
     check(len(set(world.allgather(total))) == 1, "the sum differs between ranks")
+    # Below it, a small array is whole on every rank and computes with no message.
+    small = sp.asarray(ref[:45, :45])
+    with sp.comm_stats() as small_stats:
+        stencil(small, iters)
+    check(small.local.size == small.size, f"rank {world.rank} holds part of the small array {small.shape}")
+    check(small_stats.messages_sent + small_stats.collectives == 0, "the small stencil communicated")
     if world.rank == 0:
         print(
             f"installed_check.py: spmdarray {version} from {site} on {ranks} rank(s): stencil {n}x{n} "

@@ -50,11 +50,19 @@ _CONTEXTLIB = contextlib.__file__
 
 
 class CollectiveMismatch(RuntimeError):
-    """Ranks reached a collective from different calls (debug mode).  Raised on every rank."""
+    """Ranks reached a collective from different calls (debug mode).
+
+    Not collective itself: the check that finds the mismatch is, and it raises
+    this on every rank, naming each rank's call and source line.
+    """
 
 
 class SeedMismatch(ValueError):
-    """A random seed differs between the ranks (debug mode).  Raised on every rank."""
+    """A random seed differs between the ranks (debug mode).
+
+    Not collective itself: the seed check is, and it raises this on every
+    rank, naming each rank's seed.
+    """
 
 
 class _Guard:
