@@ -45,11 +45,26 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
     __slots__ = ("_s", "_map", "_lay", "__weakref__")
     __array_priority__ = 100
 
+    def __new__(cls, shape, dtype=float, buffer=None, offset=0, strides=None, order=None) -> ndarray:
+        """``ndarray(shape, dtype)`` as NumPy's: an uninitialised array, laid out as
+        :func:`spmdarray.empty` lays it out.  Collective (no communication).
+
+        ``buffer``, ``offset`` and ``strides`` describe one process's memory and
+        have no distributed meaning: they raise ``NotImplementedError``; wrap
+        existing blocks with :func:`spmdarray.from_local` instead.
+        """
+        if buffer is not None or strides is not None or offset:
+            set_ = (("buffer", buffer is not None), ("offset", bool(offset)), ("strides", strides is not None))
+            given = [n for n, v in set_ if v]
+            raise NotImplementedError(
+                f"spmdarray.ndarray({', '.join(f'{n}=...' for n in given)}): a distributed array is not made from one "
+                "process's memory; use spmdarray.from_local(block) to wrap each rank's block, or "
+                "spmdarray.asarray(numpy.ndarray(...)) to distribute a NumPy array"
+            )
+        return ops.empty(shape, dtype, order or "C")
+
     def __init__(self, *args, **kwargs) -> None:
-        raise TypeError(
-            "spmdarray.ndarray is not constructed directly; use spmdarray.array, zeros, empty, "
-            "full, arange or from_local"
-        )
+        pass  # ``__new__`` built it
 
     @classmethod
     def _new(cls, storage, vmap: ViewMap | None) -> ndarray:
@@ -84,8 +99,20 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
     # ------------------------------------------------------------ metadata
     @property
     def shape(self) -> tuple[int, ...]:
-        """Global shape.  Not collective."""
+        """Global shape.  Not collective to read; setting it is collective.
+
+        ``x.shape = newshape`` reshapes in place as NumPy does: a length-1
+        change keeps the storage; another shape moves the data to the layout
+        of the new shape, which needs ``x`` to be the only array using its
+        storage (else ``AttributeError``, as NumPy raises for a view it cannot
+        reshape in place: use ``x = x.reshape(newshape)``).
+        """
         return self._map.shape
+
+    @shape.setter
+    def shape(self, newshape) -> None:
+        new = ops.set_shape(self, newshape)
+        self._s, self._map, self._lay = new._s, new._map, None
 
     @property
     def ndim(self) -> int:

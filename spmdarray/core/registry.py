@@ -85,6 +85,7 @@ class _Ops:
         "swapaxes",
         "ravel",
         "reshape",
+        "set_shape",  # manipulation.shape.set_shape(x, newshape): the array x.shape = newshape makes x
         "reduce",  # reductions.reduce(name, x, axis=..., ...)
         "argreduce",  # reductions.argreduce(name, x, axis, out, keepdims)
         "normalize_axes",

@@ -69,7 +69,25 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         (x,) = inputs
         o = out[0] if out else None
         return ops.accumulate(ufunc, x, axis=kwargs.pop("axis", 0), dtype=kwargs.pop("dtype", None), out=o)
+    if method == "outer":
+        return _outer(ufunc, inputs, out, kwargs)
     raise NotImplementedError(f"numpy.{ufunc.__name__}.{method} on spmdarray arrays")
+
+
+def _outer(ufunc, inputs, out, kwargs):
+    """``ufunc.outer(a, b)``: ``ufunc(a[..., None, ...], b)``, as NumPy computes it.  Collective.
+
+    The result is laid out as a fresh array of shape ``a.shape + b.shape``
+    (or as ``out``); each rank fetches the parts of ``a`` and ``b`` its block needs.
+    """
+    if ufunc.signature is not None:
+        raise TypeError("method outer is not allowed in ufunc with non-trivial signature")
+    if ufunc.nin != 2:
+        raise ValueError("outer product only supported for binary functions")
+    a, b = (x if is_distributed(x) else np.asarray(x) for x in inputs)
+    a = a[(Ellipsis,) + (None,) * b.ndim]
+    where = kwargs.pop("where", True)
+    return elementwise(ufunc, [a, b], out=out, where=where, nout=ufunc.nout, **kwargs)
 
 
 @provides("array_function")

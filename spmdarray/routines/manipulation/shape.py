@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 
-from spmdarray.comm import start_exchange
+from spmdarray.comm import allgather_object, start_exchange
 from spmdarray.core.array import ndarray
 from spmdarray.core.placement import default_layout, is_whole
 from spmdarray.core.registry import implements, provides
@@ -12,7 +14,7 @@ from spmdarray.core.storage import Storage
 from spmdarray.decomposition import Layout, box_size, normalize_key, unravel
 from spmdarray.engine import elementwise as _engine
 
-__all__ = ["reshape", "ravel", "redistribute"]
+__all__ = ["reshape", "ravel", "redistribute", "set_shape"]
 
 
 def redistribute(x, layout: Layout):
@@ -60,6 +62,67 @@ def reshape(x, newshape, order="C", copy=None):
         expand = tuple(None if n == 1 else slice(None) for n in shape)
         m = m.getitem(expand)
         return ndarray._new(x._st, m)
+    return _reshape_copy(x, shape)
+
+
+_IN_PLACE = "Incompatible shape for in-place modification. Use `.reshape()` to make a copy with the desired shape."
+
+
+def _base_box(x) -> list[tuple[int, int]] | None:
+    """Inclusive bounds, per base axis, of the base elements view ``x`` reads; None when empty."""
+    m = x._map
+    if 0 in m.shape:
+        return None
+    box = [[s, s] for s in m.start]
+    for (b, step), n in zip(m.axes, m.shape):
+        if b >= 0:
+            end = m.start[b] + step * (n - 1)
+            box[b] = [min(m.start[b], end), max(m.start[b], end)]
+    return [tuple(r) for r in box]
+
+
+def _shares_elements(x) -> bool:
+    """Whether another spmdarray array on ``x``'s storage may read an element ``x`` reads (bounding boxes)."""
+    st, mine = x._s, _base_box(x)
+    if mine is None:
+        return False
+    for v in gc.get_referrers(st):
+        if isinstance(v, ndarray) and v is not x and v._s is st:
+            other = _base_box(v)
+            if other is not None and all(lo <= oh and ol <= hi for (lo, hi), (ol, oh) in zip(mine, other)):
+                return True
+    return False
+
+
+@provides("set_shape")
+def set_shape(x, newshape):
+    """The array that ``x.shape = newshape`` makes ``x`` (NumPy's in-place reshape).  Collective.
+
+    As NumPy: a size mismatch raises ``ValueError``, and a shape NumPy could
+    not give ``x`` without a copy (by its strides over a C-ordered base)
+    raises ``AttributeError``.  Adding or removing length-1 axes keeps the
+    storage.  Another shape moves the data to the balanced layout of the new
+    shape; that is NumPy's in-place change only if no other array shares the
+    elements, so when one does (on any rank), ``AttributeError`` says to use
+    ``x = x.reshape(newshape)``.
+    """
+    if isinstance(newshape, (int, np.integer)):
+        newshape = (int(newshape),)
+    shape = _new_shape(x.shape, tuple(newshape), "C")
+    probe = np.lib.stride_tricks.as_strided(np.empty(1, np.int8), x.shape, _strides(x))
+    try:
+        probe.shape = shape  # NumPy's own rule for a no-copy reshape
+    except AttributeError:
+        raise AttributeError(_IN_PLACE) from None
+    if [n for n in shape if n != 1] == [n for n in x.shape if n != 1]:
+        return reshape(x, shape)
+    ctx = x._st.ctx  # evaluates a deferred value first
+    if any(allgather_object(ctx, _shares_elements(x))):
+        raise AttributeError(
+            f"cannot set the shape of this array to {shape} in place: another spmdarray array shares its elements "
+            "and the new shape moves data between ranks (NumPy would keep them aliased). "
+            "Use x = x.reshape(newshape) (a copy), or drop the other views first"
+        )
     return _reshape_copy(x, shape)
 
 

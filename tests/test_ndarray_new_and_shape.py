@@ -1,0 +1,119 @@
+"""``spmdarray.ndarray(shape, dtype)`` and ``x.shape = newshape``, against NumPy.
+
+Run serially and under ``mpiexec -n 2/3/4``; every body is SPMD.
+"""
+
+import numpy
+import pytest
+from helpers import assert_eq, ref
+
+import spmdarray as sp
+
+
+@pytest.mark.parametrize("shape", [(7,), 5, (3, 4), (2, 0, 3), (), (1, 9, 2)])
+@pytest.mark.parametrize("dtype", [float, numpy.int32, numpy.complex64, bool])
+def test_ndarray_constructor_is_numpys_empty(shape, dtype):
+    x = sp.ndarray(shape, dtype=dtype)
+    e = numpy.ndarray(shape, dtype=dtype)
+    assert type(x) is sp.ndarray
+    assert (x.shape, x.dtype) == (e.shape, e.dtype)
+    assert x.layout == sp.empty(shape, dtype).layout
+    x[...] = 1  # usable as any array
+    assert_eq(x, numpy.ones(e.shape, dtype))
+
+
+def test_ndarray_constructor_positional_dtype_and_default():
+    assert sp.ndarray((3,), numpy.int16).dtype == numpy.ndarray((3,), numpy.int16).dtype
+    assert sp.ndarray(4).dtype == numpy.ndarray(4).dtype == numpy.float64
+
+
+@pytest.mark.parametrize("kw", [{"buffer": numpy.zeros(3)}, {"strides": (8,)}, {"offset": 8, "buffer": b"x" * 32}])
+def test_ndarray_constructor_memory_arguments_raise(kw):
+    with pytest.raises(NotImplementedError, match="from_local"):
+        sp.ndarray((3,), **kw)
+
+
+def test_ndarray_constructor_errors_are_numpys():
+    with pytest.raises(ValueError, match="negative"):
+        sp.ndarray((-1, 2))
+    with pytest.raises(TypeError):
+        sp.ndarray((2,), dtype="not a dtype")
+
+
+def test_properties_read_on_the_class():
+    for name in ("shape", "dtype", "ndim", "size", "T", "local"):
+        assert isinstance(getattr(sp.ndarray, name), property)
+    assert isinstance(sp.ndarray.shape.__doc__, str)
+
+
+@pytest.mark.parametrize(
+    ("shape", "new"),
+    [((3, 4), 12), ((3, 4), (4, 3)), ((3, 4), (2, -1, 3)), ((12,), (3, 4)), ((5, 1), (5,)), ((5,), (1, 5, 1)),
+     ((2, 3, 4), (6, 4)), ((0, 3), (3, 0)), ((1,), ())],
+)  # fmt: skip
+def test_set_shape_of_a_base_array_matches_numpy(shape, new):
+    a = ref(shape)
+    x = sp.array(a)
+    a.shape = new
+    x.shape = new
+    assert x.shape == a.shape
+    assert_eq(x, a)
+    x += 1  # still an ordinary array
+    a += 1
+    assert_eq(x, a)
+
+
+def test_set_shape_like_mandelbrot2():
+    xi, yi = numpy.mgrid[0:5, 0:7]
+    gx, gy = sp.mgrid[0:5, 0:7]  # two views of one storage, disjoint elements
+    c = sp.array(ref((5, 7)))
+    xi.shape = yi.shape = 35
+    gx.shape = gy.shape = c.shape = 35
+    assert_eq(gx, xi)
+    assert_eq(gy, yi)
+    assert c.shape == (35,)
+
+
+def test_set_shape_length_one_axes_keeps_the_storage():
+    a = ref((4, 3))
+    x = sp.array(a)
+    row = x[1]
+    x.shape = (1, 4, 3, 1)
+    x[0, 1, 0, 0] = 99.0
+    a[1, 0] = 99.0
+    assert_eq(row, a[1])  # still aliased, as in NumPy
+    assert_eq(x, a.reshape(1, 4, 3, 1))
+
+
+def test_set_shape_errors_are_numpys():
+    a = ref((4, 6))
+    x = sp.array(a)
+    with pytest.raises(ValueError, match="cannot reshape array of size 24 into shape"):
+        x.shape = (5, 5)
+    with pytest.raises(AttributeError, match="Incompatible shape for in-place modification"):
+        v = x[:, 1:]
+        v.shape = 20
+    with pytest.raises(AttributeError, match="Incompatible shape for in-place modification"):
+        x.T.shape = 24
+    assert x.shape == (4, 6)
+    assert_eq(x, a)
+
+
+def test_set_shape_refused_while_another_view_shares_elements():
+    a = ref((4, 6))
+    x = sp.array(a)
+    keep = x[1:3]
+    with pytest.raises(AttributeError, match=r"x = x.reshape\(newshape\)"):
+        x.shape = 24
+    assert x.shape == (4, 6)
+    del keep
+    x.shape = 24
+    assert_eq(x, a.reshape(24))
+
+
+def test_set_shape_of_a_contiguous_view_without_other_views():
+    a = ref((6, 4))
+    x = sp.array(a)[2:5]  # NumPy allows it: the rows are contiguous
+    e = a[2:5]
+    x.shape = e.shape = (2, 6)
+    assert_eq(x, e)
