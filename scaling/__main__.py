@@ -7,6 +7,7 @@
     python -m scaling fusion                   # fused-evaluation targets, docs section
     python -m scaling all                      # everything, then the docs and plots
     python -m scaling report                   # docs and plots again from the CSV
+    python -m scaling npbench --npbench DIR --preset S --ranks 1,2,4   # npbench kernels
 """
 
 from __future__ import annotations
@@ -153,6 +154,7 @@ def main(argv: list[str] | None = None) -> None:
 
     sub.add_parser("overhead", help="per-operation overhead at 1 rank (options: python -m scaling.overhead -h)")
     sub.add_parser("fusion", help="fused-evaluation targets in one run (options: python -m scaling.fusion -h)")
+    sub.add_parser("npbench", help="npbench's kernels against NumPy (options: python -m scaling npbench -h)")
 
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["overhead"]:
@@ -164,6 +166,11 @@ def main(argv: list[str] | None = None) -> None:
         from . import fusion
 
         fusion.main(argv[1:])
+        return
+    if argv[:1] == ["npbench"]:
+        from . import npbench
+
+        npbench.main(argv[1:])
         return
     a = p.parse_args(argv)
     a.func(a)

@@ -227,7 +227,7 @@ def render(rows: list[dict], overhead: list[dict], pngs: list[Path], docs_dir: P
         machine=machine, versions="\n".join(f"- {v}" for v in versions), repeats=repeats,
         closing=closing(rows, overhead), ratios=ratio_table(rows, has_dask), overhead=overhead_table(overhead),
         memory=memory_table(rows), comm=comm_table(rows), absolute=absolute_table(rows), plots=imgs,
-        peer_notes=peer_notes, fusion=fusion_block(),
+        peer_notes=peer_notes, fusion=fusion_block(), npbench=npbench_block(),
     )  # fmt: skip
 
 
@@ -241,3 +241,10 @@ def fusion_block() -> str:
     else:
         body = fusion.section(json.loads(path.read_text()))
     return f"{fusion.BEGIN}\n{body}{fusion.END}"
+
+
+def npbench_block() -> str:
+    """The npbench section as ``docs/performance.md`` has it (``python -m scaling npbench`` writes it)."""
+    from . import npbench
+
+    return npbench.current_block()
