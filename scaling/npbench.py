@@ -219,20 +219,18 @@ def main(argv: list[str] | None = None) -> None:
     saved = json.loads(path.read_text()) if path.exists() else {"records": []}
     if not a.report_only:
         names = a.only.split(",") if a.only else kernels(root)
-        new = []
+        RESULTS.mkdir(parents=True, exist_ok=True)
         for bench in names:
             for r in ranks:
                 rec = launch(root, bench, a.preset, r, r in time_ranks, a.repeats, a.timeout)
-                new.append(rec)
                 print(f"{bench:24s} {r} rank(s): {_correct(rec):12s} ratio {_fmt(_ratio(rec))} ({rec['wall']} s)",
                       flush=True)  # fmt: skip
-        saved["records"] = merge(saved["records"], new)
-        saved["meta"] = {
-            "preset": a.preset, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "machine": describe(), "load": os.getloadavg()[0], "numpy": numpy.__version__,
-        }  # fmt: skip
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(saved, indent=1) + "\n")
+                saved["records"] = merge(saved["records"], [rec])
+                saved["meta"] = {
+                    "preset": a.preset, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                    "machine": describe(), "load": os.getloadavg()[0], "numpy": numpy.__version__,
+                }  # fmt: skip
+                path.write_text(json.dumps(saved, indent=1) + "\n")  # after each run: a killed run keeps its records
     text = section(saved["records"], ranks, time_ranks, saved.get("meta", {}))
     write_docs(text, a.docs)
     print(text)

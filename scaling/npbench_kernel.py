@@ -149,8 +149,11 @@ def run(a: argparse.Namespace) -> dict:
         try:
             argv = args(spmdarray.asarray)
             spmdarray.sync()
-            out, t = timed(sp_kernel, argv, spmdarray.sync)
+            with spmdarray.comm_stats() as cs:
+                out, t = timed(sp_kernel, argv, spmdarray.sync)
             sp_times.append(t)
+            if r == 0:  # this rank's spmdarray communication in the first run
+                rec["comm"] = {k: getattr(cs, k) for k in ("collectives", "messages_sent", "bytes_sent")}
             if r == 0:
                 val = gathered(out, argv)
         except Exception as e:
@@ -165,9 +168,29 @@ def run(a: argparse.Namespace) -> dict:
         spent += np_times[-1] + sp_times[-1]
         if spent > a.budget and r >= 1:
             break
+    if a.profile:
+        rec["profile"] = profile(sp_kernel, args(spmdarray.asarray), f"{a.profile}.r{comm.rank}.prof")
     np_min, sp_min = min(np_times), min(sp_times)
     rec.update(np_time=np_min, sp_time=sp_min, ratio=sp_min / np_min if np_min > 0 else None, repeats=len(sp_times))
     return rec
+
+
+def profile(kernel, argv: list, path: str) -> dict:
+    """One more spmdarray run under cProfile (stats saved to ``path``); its communication counts.  Collective."""
+    import cProfile
+
+    import spmdarray
+
+    spmdarray.sync()  # the conversion of the arguments is not profiled
+    prof = cProfile.Profile()
+    with spmdarray.comm_stats() as cs:
+        prof.enable()
+        kernel(*argv)
+        spmdarray.sync()
+        prof.disable()
+    prof.dump_stats(path)
+    keys = ("messages_sent", "bytes_sent", "collectives", "collective_bytes")
+    return {k: getattr(cs, k) for k in keys}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -179,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--budget", type=float, default=20.0, help="seconds of runs after which repeating stops")
     p.add_argument("--no-time", dest="time", action="store_false", help="validate only (one run)")
+    p.add_argument("--profile", default=None, help="profile one more run: cProfile stats to PATH.r<rank>.prof")
     a = p.parse_args(argv)
     from mpi4py import MPI
 
