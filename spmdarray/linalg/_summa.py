@@ -10,6 +10,8 @@ holds more than its blocks plus two panels.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from spmdarray.comm import agree, bcast_array, errors_may_raise
@@ -23,6 +25,12 @@ from spmdarray.routines.manipulation.shape import redistribute, reshape
 __all__ = ["matmul_2d"]
 
 
+@functools.lru_cache(maxsize=256)
+def _result_dtype(nda: int, ndb: int, da: np.dtype, db: np.dtype) -> np.dtype:
+    """NumPy's ``matmul`` result dtype for operands of these dimensions and dtypes (raises NumPy's TypeError)."""
+    return np.matmul(np.ones((1,) * nda, da), np.ones((1,) * ndb, db)).dtype
+
+
 def matmul_2d(ctx, a, b, out=None):
     """``a @ b`` for distributed 1-D and 2-D operands with the same context: SUMMA.  Collective.
 
@@ -31,7 +39,7 @@ def matmul_2d(ctx, a, b, out=None):
     """
     ka = a.shape[-1]
     kb = b.shape[0]
-    dtype = np.matmul(np.ones((1,) * a.ndim, a.dtype), np.ones((1,) * b.ndim, b.dtype)).dtype
+    dtype = _result_dtype(a.ndim, b.ndim, a.dtype, b.dtype)
     if out is not None:  # NumPy's errors, before any work
         cshape = a.shape[:-1] + b.shape[1:]
         if out.shape != cshape:
@@ -54,7 +62,9 @@ def matmul_2d(ctx, a, b, out=None):
             return out
         return c
     if a.ndim == 1 and b.ndim == 1:
-        res = _engine.elementwise(np.multiply, [a, b]).sum(dtype=dtype)
+        prod = _engine.elementwise(np.multiply, [a, b])
+        # A float or complex sum keeps its dtype: the argument-free sum is the same reduction.
+        res = prod.sum() if prod.dtype == dtype and dtype.kind in "fc" else prod.sum(dtype=dtype)
         if out is not None:
             _engine.assign(out, res)
             return out
