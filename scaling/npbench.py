@@ -209,17 +209,20 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--repeats", type=int, default=3, help="timed repeats (default 3; the first is validated)")
     p.add_argument("--timeout", type=float, default=300, help="seconds per kernel run (default 300)")
     p.add_argument("--docs", type=Path, default=DOCS)
+    p.add_argument(
+        "--records", type=Path, default=None, help="records file (default scaling/results/npbench_<preset>.json)"
+    )
     p.add_argument("--report-only", action="store_true", help="only render the docs from the saved records")
     a = p.parse_args(argv)
     ranks = [int(x) for x in a.ranks.split(",") if x]
     cores = os.cpu_count() or 1
     time_ranks = [int(x) for x in a.time_ranks.split(",") if x] if a.time_ranks else [r for r in ranks if r <= cores]
     root = a.npbench.resolve()
-    path = RESULTS / f"npbench_{a.preset}.json"
+    path = a.records or RESULTS / f"npbench_{a.preset}.json"
     saved = json.loads(path.read_text()) if path.exists() else {"records": []}
     if not a.report_only:
         names = a.only.split(",") if a.only else kernels(root)
-        RESULTS.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         for bench in names:
             for r in ranks:
                 rec = launch(root, bench, a.preset, r, r in time_ranks, a.repeats, a.timeout)
