@@ -117,3 +117,17 @@ def test_set_shape_of_a_contiguous_view_without_other_views():
     e = a[2:5]
     x.shape = e.shape = (2, 6)
     assert_eq(x, e)
+
+
+def test_set_shape_of_a_deferred_result():
+    a = ref((4, 6))
+    x = sp.array(a)
+    with sp.config.set(fuse_min_size=0):
+        y = x * 2 + 1
+        y.shape = (3, 8)
+        z = x + 1
+        w = z[1:3]  # a view of the deferred result's elements
+        with pytest.raises(AttributeError, match="shares its elements"):
+            z.shape = 24
+    assert_eq(y, (a * 2 + 1).reshape(3, 8))
+    assert_eq(w, (a + 1)[1:3])
