@@ -161,7 +161,7 @@ def section(records: list[dict], ranks: list[int], time_ranks: list[int], meta: 
     text += table(records, ranks, time_ranks)
     failed = [r for r in records if r.get("status") != "pass"]
     if failed:
-        text += "\nNot correct:\n\n"
+        text += "\nNot correct, or not finished within the timeout:\n\n"
         for r in sorted(failed, key=lambda r: (r["bench"], r["ranks"])):
             why = r.get("emsg", "")
             if r.get("status") == "wrong":
