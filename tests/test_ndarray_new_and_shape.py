@@ -131,3 +131,14 @@ def test_set_shape_of_a_deferred_result():
             z.shape = 24
     assert_eq(y, (a * 2 + 1).reshape(3, 8))
     assert_eq(w, (a + 1)[1:3])
+
+
+def test_reshape_of_a_split_array_into_a_small_shape():
+    # the result is small (replicated) while the source is split: every rank needs every element
+    a = ref((4, 20000))
+    x = sp.array(a)
+    assert_eq(x[1].reshape(100, 200), a[1].reshape(100, 200))
+    y = x[2:4]
+    del x
+    y.shape = (200, 200)
+    assert_eq(y, a[2:4].reshape(200, 200))

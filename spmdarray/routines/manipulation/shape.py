@@ -213,16 +213,22 @@ def _flat_of_box(box, shape) -> np.ndarray:
     return flat.reshape(-1)
 
 
-def _reshape_copy(x, shape):
-    """C-order redistribution to the default layout of ``shape``.  Collective.
+def _reshape_copy(x, shape, dst_lay: Layout | None = None):
+    """C-order redistribution to ``dst_lay`` (default: the default layout of ``shape``).  Collective.
 
-    A replicated ``x`` moves nothing: every rank reshapes its own copy.
+    A replicated ``x`` moves nothing: every rank reshapes its own copy.  A
+    split ``x`` whose result is replicated (a small shape) is reshaped into
+    balanced blocks first, then copied whole to every rank: the element
+    moves below send each element to one rank only.
     """
 
     ctx = x._st.ctx
     me = ctx.rank
     src_lay = x._layout
-    dst_lay = default_layout(shape, ctx.size)
+    if dst_lay is None:
+        dst_lay = default_layout(shape, ctx.size)
+        if is_whole(dst_lay) and not is_whole(src_lay) and ctx.size > 1:
+            return redistribute(_reshape_copy(x, shape, Layout.balanced(shape, ctx.size)), dst_lay)
     out = ndarray._new(Storage(ctx, dst_lay, x.dtype), None)
     if is_whole(src_lay):
         if dst_lay.owned_size(me):
