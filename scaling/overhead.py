@@ -1,36 +1,71 @@
-"""Per-operation overhead of spmdarray against NumPy, on one rank.
+"""Per-operation overhead of spmdarray against NumPy, at 1 and 2 ranks.
 
-Times ``x += 2 * y`` (two elementwise operations) on arrays of 1,000 and
-10**6 float64 elements, alternating NumPy and spmdarray runs, and reports the
-fastest round's time per statement (noise on a shared machine only adds
-time) and the fixed cost spmdarray adds per operation::
+Times small statements on float64 arrays, alternating NumPy and spmdarray
+runs, and reports the fastest round's time per statement (noise on a shared
+machine only adds time) and the time spmdarray adds per operation above
+NumPy's::
+
+    x += 2 * y      two operations (a temporary, then an in-place add)
+    z = x + y       one operation, a new array
+    x * 2.0         one operation with a Python float
+    x.sum()         a full reduction (a collective at 2 ranks)
+
+At 2 ranks every rank runs the same loops (the arrays are distributed over
+both, 500 elements each at 1,000) and the slower rank's time counts; NumPy
+runs the same statement on the whole array in each process.
 
     python -m scaling overhead [--reps 2000] [--rounds 5] [--json]
+    python -m scaling overhead --ranks 1,2 [--statements]   # the table of statements
+
+``--json`` prints the ``x += 2 * y`` figures at 1 rank (what ``python -m
+scaling all`` stores in ``overhead.json``).  ``--worker`` is one measurement
+under ``mpiexec`` (``--ranks`` launches it).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 
 import numpy
 
 SIZES = (1000, 10**6)
 
+#: name -> (operations per statement, the statement as a function of the module and two arrays)
+STATEMENTS = {
+    "x += 2*y": (2, None),
+    "z = x + y": (1, lambda x, y: x + y),
+    "x * 2.0": (1, lambda x, y: x * 2.0),
+    "x.sum()": (1, lambda x, y: x.sum()),
+}
 
-def _time(mod, n: int, reps: int) -> float:
-    x = mod.ones(n)
-    y = mod.ones(n)
-    x += 2 * y  # warm-up: plans and dtype checks are cached here
+
+def _loop(stmt: str, x, y, reps: int) -> float:
+    """Seconds per statement, ``reps`` times after one warm-up (plans and dtype checks are cached there)."""
+    f = STATEMENTS[stmt][1]
+    if f is None:  # in place: not expressible as a function of x and y without a call more
+        x += 2 * y
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            x += 2 * y
+        return (time.perf_counter() - t0) / reps
+    f(x, y)
     t0 = time.perf_counter()
     for _ in range(reps):
-        x += 2 * y
+        f(x, y)
     return (time.perf_counter() - t0) / reps
 
 
+def _time(mod, n: int, reps: int, stmt: str = "x += 2*y") -> float:
+    x = mod.ones(n)
+    y = mod.ones(n)
+    return _loop(stmt, x, y, reps)
+
+
 def measure(reps: int = 2000, rounds: int = 5) -> list[dict]:
-    """Microseconds per statement for NumPy and spmdarray at each size (fastest round).
+    """Microseconds per ``x += 2 * y`` for NumPy and spmdarray at each size (fastest round).
 
     Not collective: run it on one process.
 
@@ -58,13 +93,80 @@ def measure(reps: int = 2000, rounds: int = 5) -> list[dict]:
     return out
 
 
+def measure_statements(n: int = 1000, reps: int = 2000, rounds: int = 5) -> list[dict]:
+    """Each statement of :data:`STATEMENTS` at ``n`` elements on every rank of the job.
+
+    Collective over ``COMM_WORLD`` (spmdarray's default communicator): every
+    rank must call it.  Each rank times its own loops; the slower rank's
+    fastest round counts.
+
+    Returns
+    -------
+    list of dict
+        Per statement: ``statement``, ``ranks``, ``elements``, ``numpy_us``
+        and ``spmdarray_us`` per statement, and ``above_numpy_us_per_op``.
+    """
+    from spmdarray.comm import allgather_object, barrier
+
+    import spmdarray
+
+    rows = []
+    for stmt, (nops, _) in STATEMENTS.items():
+        xs, ys = spmdarray.ones(n), spmdarray.ones(n)
+        ctx = xs._st.ctx
+        xn, yn = numpy.ones(n), numpy.ones(n)
+        a, b = [], []
+        for _ in range(rounds):
+            a.append(_loop(stmt, xn, yn, reps) * 1e6)
+            barrier(ctx)
+            b.append(_loop(stmt, xs, ys, reps) * 1e6)
+        tn, ts = max(allgather_object(ctx, (min(a), min(b))))
+        rows.append({
+            "statement": stmt, "ranks": ctx.size, "elements": n, "numpy_us": tn, "spmdarray_us": ts,
+            "above_numpy_us_per_op": (ts - tn) / nops,
+        })  # fmt: skip
+    return rows
+
+
+def statements_at(ranks: list[int], reps: int, rounds: int, timeout: float = 600) -> list[dict]:
+    """:func:`measure_statements` in one fresh ``mpiexec`` job per rank count."""
+    from .driver import _mpiexec, run_json
+
+    rows = []
+    for p in ranks:
+        cmd = [_mpiexec(), "-n", str(p), sys.executable, "-m", "scaling.overhead", "--worker"]
+        rows += run_json([*cmd, "--reps", str(reps), "--rounds", str(rounds)], p, timeout, marker="OVERHEAD ")
+    return rows
+
+
 def main(argv: list[str] | None = None) -> None:
     """Print the table, or the figures as JSON with ``--json``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON line")
+    parser.add_argument("--ranks", default=None, help="rank counts for the statements table, e.g. 1,2")
+    parser.add_argument("--worker", action="store_true", help="one statements measurement (under mpiexec)")
     args = parser.parse_args(argv)
+    if args.worker:
+        rows = measure_statements(1000, args.reps, args.rounds)
+        from spmdarray.comm import default_context
+
+        if default_context().rank == 0:
+            print("OVERHEAD " + json.dumps(rows), flush=True)
+        return
+    if args.ranks:
+        rows = statements_at([int(p) for p in args.ranks.split(",") if p], args.reps, args.rounds)
+        if args.json:
+            print(json.dumps(rows))
+            return
+        print(f"{'statement':>10} {'ranks':>5} {'numpy us':>9} {'spmdarray us':>13} {'above NumPy us/op':>18}")
+        for r in rows:
+            print(
+                f"{r['statement']:>10} {r['ranks']:>5} {r['numpy_us']:>9.1f} {r['spmdarray_us']:>13.1f} "
+                f"{r['above_numpy_us_per_op']:>18.1f}"
+            )
+        return
     rows = measure(args.reps, args.rounds)
     if args.json:
         print(json.dumps(rows))

@@ -205,12 +205,19 @@ def test_stencil_never_allocates_more_than_a_block(monkeypatch):
     center, north, east, west, south = _views(grid)
     sizes = []
     original = _storage.Storage.__init__
+    original_blank = _storage.Storage.blank
 
     def recording(self, *args, **kwargs):
         original(self, *args, **kwargs)
         sizes.append(self.alloc.size)
 
+    def recording_blank(*args, **kwargs):  # the fast path's constructor
+        st, block = original_blank(*args, **kwargs)
+        sizes.append(st.alloc.size)
+        return st, block
+
     monkeypatch.setattr(_storage.Storage, "__init__", recording)
+    monkeypatch.setattr(_storage.Storage, "blank", recording_blank)
     for _ in range(3):
         average = (center + north + east + west + south) * 0.2
         center[:] = average

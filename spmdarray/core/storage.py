@@ -108,6 +108,31 @@ class Storage(Thunk):
             owned, key = holds
             self._views[key] = self.alloc if owned is None else self.alloc[owned]
 
+    @classmethod
+    def blank(cls, ctx, be, layout: Layout, dtype: np.dtype, geometry) -> tuple[Storage, np.ndarray | None]:
+        """A new uninitialised host storage, and its owned block (None where it holds none).
+
+        What ``Storage(ctx, layout, dtype)`` makes on a host backend, from
+        ``geometry = _geometry(layout, ctx.rank, ghost)`` computed once (the
+        elementwise fast path keeps it in its plans).  Not collective.
+        """
+        self = object.__new__(cls)
+        self.ctx = ctx
+        self.be = be
+        self.layout = layout
+        self.dtype = dtype
+        self.version = 0
+        self.halo_valid = {}
+        self._views = views = {}
+        self.flights = []
+        self.ghost, shape, self.origin, holds = geometry
+        self.alloc = alloc = np.empty(shape, dtype)
+        if holds is None:
+            return self, None
+        owned, key = holds
+        views[key] = block = alloc if owned is None else alloc[owned]
+        return self, block
+
     deferred = False
 
     def stored(self, x) -> Storage:

@@ -5,8 +5,8 @@
 fuser takes it (:mod:`spmdarray.fusion.record`), and otherwise fetches the
 operands onto the layout the result is computed on
 (:mod:`spmdarray.core.fetch`) and calls the NumPy (or CuPy) function once on
-this rank's blocks.  :func:`_fast` serves the common case (same-shape arrays
-and Python scalars, dtypes already checked) with a few calls.
+this rank's blocks.  :mod:`spmdarray.engine.fastpath` serves the common case
+(operands on one layout, dtypes already checked) through a cached plan.
 :func:`assign` is ``dst[...] = value``.
 """
 
@@ -16,12 +16,13 @@ import numpy as np
 
 from spmdarray.comm import agree, agreement, bcast_array, errors_may_raise, label_frames
 from spmdarray.core.array import ndarray
-from spmdarray.core.dtypes import _checked_dtypes, _dummy, _shape_of, cached_dtypes
+from spmdarray.core.dtypes import _checked_dtypes, _dummy, _shape_of
 from spmdarray.core.fetch import _as_operand, choose_layout, context_of, fetch, is_distributed
 from spmdarray.core.registry import provides
 from spmdarray.core.storage import Storage
 from spmdarray.decomposition import Layout
 from spmdarray.engine.device_ufuncs import _on_device
+from spmdarray.engine.fastpath import _DATA_ERRORS, SLOW, fast
 from spmdarray.fusion.record import FUSABLE, record
 from spmdarray.fusion.record import assign as fused_assign
 from spmdarray.settings import config
@@ -41,8 +42,8 @@ def broadcast_error(shapes) -> ValueError:
 
 
 # Ufuncs whose integer loops raise on some *values* (``2 ** -1``): only the
-# rank holding such a value would raise, so every rank agrees on the outcome.
-_DATA_ERRORS = {np.power}
+# rank holding such a value would raise, so every rank agrees on the outcome
+# (``_DATA_ERRORS``, from the fast path, which leaves them to this engine).
 
 
 def _attempt(func, locs, lout, kw, power: bool = False, tuple_out: bool = True):
@@ -61,58 +62,6 @@ def _attempt(func, locs, lout, kw, power: bool = False, tuple_out: bool = True):
     except Exception as e:  # noqa: BLE001 - re-raised on every rank by agree
         return e
     return None
-
-
-_SLOW = object()
-
-
-def _fast(func, args, out):
-    """The common case (ufunc, same-shape arrays and Python scalars, at most
-    one ``out``, dtypes already checked once) without the general machinery.
-
-    Returns ``_SLOW``, before any communication, when the case is not common.
-    """
-    if type(func) is not np.ufunc:
-        return _SLOW
-    ctx = None
-    shape = ()
-    for a in args:
-        t = type(a)
-        if t is ndarray:
-            if ctx is None:
-                ctx = a._st.ctx
-            elif a._st.ctx is not ctx:
-                return _SLOW
-            sh = a._map.shape
-            if sh != shape:
-                if shape:
-                    return _SLOW
-                shape = sh
-        elif not (t is float or t is complex or t is bool or t is int):
-            return _SLOW
-    if not shape:
-        return _SLOW
-    o = None
-    if out is not None:
-        if len(out) != 1 or type(out[0]) is not ndarray:
-            return _SLOW
-        o = out[0]
-        if o._st.ctx is not ctx or o._map.shape != shape:
-            return _SLOW
-    dtypes = cached_dtypes(func, args, (o,))
-    if dtypes is None or (func in _DATA_ERRORS and dtypes[0].kind in "iu") or errors_may_raise():
-        return _SLOW
-    layout = o._layout if o is not None else choose_layout(ctx, args, shape)
-    locs = fetch(ctx, args, layout)
-    res = o if o is not None else ndarray._new(Storage(ctx, layout, dtypes[0]), None)
-    rank = ctx.rank
-    if layout.owned_size(rank):
-        be = res._st.be
-        call = _on_device(func, be, 1, {}) if be.is_device else func
-        call(*locs, out=(res._st.view_of(res._map, layout.block(rank)),))
-    if o is not None:
-        o._st.bump()
-    return res
 
 
 @provides("elementwise")
@@ -143,15 +92,15 @@ def elementwise(func, args, out=None, where=True, nout: int = 1, **kwargs):
     ndarray or tuple of ndarray
         NumPy scalars when the result is 0-d and no ``out`` was given.
     """
+    if where is True and nout == 1 and not kwargs:
+        res = fast(func, args, out)
+        if res is not SLOW:
+            return res
     for o in out or ():
         check_writeable(o)
     if config.fuse and func in FUSABLE:
         res = _deferred(func, args, out, where, nout, kwargs)
         if res is not NotImplemented:
-            return res
-    if where is True and nout == 1 and not kwargs:
-        res = _fast(func, args, out)
-        if res is not _SLOW:
             return res
     args = [_as_operand(a) for a in args]
     outs = _outputs(out, nout)

@@ -1,0 +1,236 @@
+"""The per-operation fast path: a cached plan for the common elementwise case.
+
+Most operations in a loop repeat the same ufunc on operands of the same
+kind: arrays with one layout, dtypes already checked, Python scalars.  The
+first time such an operation is seen, :func:`plan_for` checks it with the
+engine's own machinery (NumPy's dtype and casting rules on one-element
+dummies, the layout the engine would compute on) and stores a :class:`Plan`
+keyed by what decided it::
+
+    (ufunc, [context, base layout, view map, dtype] per array,
+     type (or integer sign and bit length) per Python scalar, out= marker)
+
+Later calls with the same key run :func:`run`: this rank's block of every
+operand (a cached view of its allocation), one call of the ufunc into the
+result's block, and the write recorded on ``out=`` (halos of its views become
+stale).  No message moves, because a plan exists only where every array
+operand's layout equals the layout the result is computed on, whatever that
+layout is (distributed, replicated, with idle ranks).  Every rank makes the
+same decisions: they rest on global layouts, dtypes and scalar kinds only.
+
+Everything else returns :data:`SLOW` before any work, and the general engine
+takes it: operations the fuser defers (``config.fuse``, a fusable ufunc, at
+least ``config.fuse_min_size`` elements), deferred operands, broadcasting,
+views needing halos, ``where=``, ``dtype=`` and other keywords, several
+outputs, integer ``power`` (an error on some values only) and anything that
+makes floating-point errors raise (``errstate(...="raise")``, a warnings
+filter turning RuntimeWarning into errors: errors agreed across ranks).  Not
+collective.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from spmdarray.backend.backends import backend_of
+from spmdarray.comm import errors_may_raise
+from spmdarray.core.array import ndarray
+from spmdarray.core.dtypes import _UNKEYED, _arg_key, _checked_dtypes
+from spmdarray.core.fetch import choose_layout
+from spmdarray.core.storage import Storage, _geometry
+from spmdarray.decomposition import ViewMap, view_layout
+from spmdarray.engine.device_ufuncs import _on_device
+from spmdarray.fusion.record import FUSABLE
+from spmdarray.settings import config
+
+__all__ = ["SLOW", "Plan", "fast", "plan_count", "clear_plans"]
+
+#: Returned when the fast path does not apply; nothing was done.
+SLOW = object()
+
+# Ufuncs whose integer loops raise on some *values* (``2 ** -1``).
+_DATA_ERRORS = {np.power}
+
+#: key -> Plan, or None for a key the fast path never takes.
+_PLANS: dict = {}
+_MAX_PLANS = 4096
+
+# Whether an error may strike some ranks only (``spmdarray.comm.errors_may_raise``:
+# errstate "raise" or "call", or a warnings filter turning RuntimeWarning into an
+# error) is recomputed only when what decides it changed: NumPy's error state is a
+# context variable whose value each ``errstate`` replaces; ``warnings.filters`` is
+# replaced by ``catch_warnings`` and grows or changes its first entry on any new
+# filter.  The objects compared are held, so their identities are never reused.
+_ERRSTATE = getattr(getattr(np, "_core", None), "_multiarray_umath", None)
+_ERRSTATE = getattr(_ERRSTATE, "_extobj_contextvar", None)
+_SEEN: list = [object(), object(), -1, object(), False]
+
+
+def _errors_raise() -> bool:
+    """``errors_may_raise()``, cached while the error state and warning filters are unchanged.  Not collective."""
+    if _ERRSTATE is None:
+        return errors_may_raise()
+    state = _ERRSTATE.get()
+    filters = warnings.filters
+    first = filters[0] if filters else None
+    seen = _SEEN
+    if state is not seen[0] or filters is not seen[1] or len(filters) != seen[2] or first is not seen[3]:
+        seen[:] = [state, filters, len(filters), first, errors_may_raise()]
+    return seen[4]
+
+
+class Plan:
+    """What a cached elementwise operation does on this rank.  Not collective.
+
+    Attributes
+    ----------
+    ctx : Context
+        The operands' communicator context.
+    layout : Layout
+        Where the result is computed (every array operand's layout).
+    block : Box
+        This rank's block of ``layout`` (view coordinates).
+    owns : bool
+        Whether the block holds any element.
+    dtype : numpy.dtype
+        The result dtype (NumPy's, checked once).
+    call : callable
+        The ufunc, or its device wrapper on a device backend.
+    deferrable : bool
+        Whether the fuser would take the operation at ``config.fuse_min_size``.
+    size : int
+        Elements of the result.
+    vmap, vlayout : ViewMap, Layout
+        The map and layout of a new result array.
+    be, geometry
+        The backend, and the allocation geometry of a new result on a host backend.
+    """
+
+    __slots__ = (
+        "ctx", "be", "layout", "block", "owns", "dtype", "call", "deferrable", "size", "vmap", "vlayout", "geometry",
+    )  # fmt: skip
+
+    def __init__(self, func, ctx, layout, dtype) -> None:
+        rank = ctx.rank
+        self.ctx = ctx
+        self.layout = layout
+        self.block = layout.block(rank)
+        self.owns = layout.owned_size(rank) > 0
+        self.dtype = dtype
+        self.be = be = backend_of(ctx)
+        self.call = _on_device(func, be, 1, {}) if be.is_device else func
+        # Host results are allocated from the geometry computed here (device ones by Storage).
+        self.geometry = None if be.is_device else _geometry(layout, rank, config.ghost_width)
+        self.deferrable = func in FUSABLE
+        self.size = int(np.prod(layout.shape, dtype=np.int64))
+        self.vmap = ViewMap.identity(layout.shape)
+        self.vlayout = view_layout(layout, self.vmap)
+
+
+def _key(func, args, out):
+    """The plan key of ``func(*args, out=out)``, or None (not a fast case)."""
+    k = [func]
+    for a in args:
+        t = type(a)
+        if t is ndarray:
+            s = a._s
+            if s.deferred:
+                return None
+            k += (s.ctx, s.layout, a._map, s.dtype)
+        elif t is float or t is complex or t is bool:
+            k.append(t)
+        elif t is int:
+            # What decides NumPy's overflow errors: int8 holds -128 (~a == 127), not -129.
+            k.append(a.bit_length() if a >= 0 else -1 - (~a).bit_length())
+        else:
+            ak = _arg_key(a)
+            if ak is _UNKEYED or isinstance(a, np.ndarray):
+                return None
+            k.append(("scalar", ak))
+    if out is not None:
+        if len(out) != 1 or type(out[0]) is not ndarray:
+            return None
+        o = out[0]
+        s = o._s
+        if s.deferred:
+            return None
+        k += ("out", s.ctx, s.layout, o._map, s.dtype)
+    return tuple(k)
+
+
+def plan_for(func, args, out):
+    """A new :class:`Plan` for ``func(*args, out=out)``, or None where the fast path does not apply.
+
+    Not collective: it reads global shapes, layouts and dtypes only.
+    """
+    if type(func) is not np.ufunc or func.nin != len(args) or func.nout != 1 or func.signature is not None:
+        return None
+    arrays = [a for a in args if type(a) is ndarray]
+    o = out[0] if out is not None else None
+    if o is not None:
+        arrays.append(o)
+    if not arrays:
+        return None
+    ctx = arrays[0]._s.ctx
+    shape = arrays[0].shape
+    if not shape or any(a._s.ctx is not ctx or a.shape != shape or a._map.broadcast_axes for a in arrays):
+        return None
+    try:
+        dtypes = _checked_dtypes(func, args, (o,), None, {}, 1)
+    except Exception:  # noqa: BLE001 - the general engine raises it, in its order of checks
+        return None
+    if func in _DATA_ERRORS and dtypes[0].kind in "iu":
+        return None
+    layout = o._layout if o is not None else choose_layout(ctx, args, shape)
+    if any(a._layout != layout for a in arrays):
+        return None  # some operand needs messages
+    return Plan(func, ctx, layout, np.dtype(dtypes[0]))
+
+
+def fast(func, args, out):
+    """``func(*args, out=out)`` through a cached plan, or :data:`SLOW` (nothing done).
+
+    Collective in the sense of the engine (every rank takes the same branch);
+    it sends no message.
+    """
+    key = _key(func, args, out)
+    if key is None:
+        return SLOW
+    plan = _PLANS.get(key, SLOW)
+    if plan is SLOW:
+        if len(_PLANS) >= _MAX_PLANS:
+            _PLANS.clear()
+        plan = _PLANS[key] = plan_for(func, args, out)
+    if plan is None or (plan.deferrable and config.fuse and plan.size >= config.fuse_min_size) or _errors_raise():
+        return SLOW
+    block = plan.block
+    if out is not None:
+        res = out[0]
+        st = res._st  # deferred readers of it computed, messages into it completed
+        dst = st.view_of(res._map, block) if plan.owns else None
+    else:
+        if plan.geometry is None:
+            st = Storage(plan.ctx, plan.layout, plan.dtype)
+            dst = st.view_of(plan.vmap, block) if plan.owns else None
+        else:
+            st, dst = Storage.blank(plan.ctx, plan.be, plan.layout, plan.dtype, plan.geometry)
+        res = ndarray._new(st, plan.vmap)
+        res._lay = plan.vlayout
+    if dst is not None:
+        locs = [a._st.view_of(a._map, block) if type(a) is ndarray else a for a in args]
+        plan.call(*locs, out=(dst,))
+    if out is not None:
+        st.bump()
+    return res
+
+
+def plan_count() -> int:
+    """Number of cached plans (those that apply).  Not collective."""
+    return sum(p is not None for p in _PLANS.values())
+
+
+def clear_plans() -> None:
+    """Forget every cached plan.  Not collective."""
+    _PLANS.clear()
