@@ -17,6 +17,7 @@ from .trace import traced
 
 __all__ = [
     "allgather_blocks",
+    "allgather_same",
     "allgather_counts",
     "allgather_object",
     "alltoallv",
@@ -69,6 +70,26 @@ def allgather_blocks(comm, block: np.ndarray, shapes: list[tuple[int, ...]]) -> 
         out.append(recv[pos : pos + c].view(dtype).reshape(s))
         pos += c
     return out
+
+
+@traced
+def allgather_same(comm, block: np.ndarray) -> np.ndarray:
+    """All-gather one block of the same shape and dtype from every rank of ``comm``.
+
+    Collective over ``comm``: one ``Allgather``, with no per-call counts or
+    displacements (small partials of full reductions).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(comm size, *block.shape)``: the blocks in rank order.
+    """
+    send = np.ascontiguousarray(block)
+    _count(send.nbytes)
+    recv = np.empty((comm.Get_size(), *send.shape), send.dtype)
+    byte = MPI().BYTE
+    comm.Allgather([send.reshape(-1).view(np.uint8), byte], [recv.reshape(-1).view(np.uint8), byte])
+    return recv
 
 
 @traced

@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from spmdarray.backend.backends import backend_of
-from spmdarray.comm import agreement, allgather_blocks, errors_may_raise, reduce_bcast
+from spmdarray.comm import agreement, allgather_blocks, allgather_same, errors_may_raise, reduce_bcast
 from spmdarray.core import fetch as _fetch
 from spmdarray.core.array import ndarray
 from spmdarray.core.fetch import is_distributed
@@ -25,6 +25,7 @@ from spmdarray.core.registry import HANDLED, implements, provides
 from spmdarray.core.storage import Storage
 from spmdarray.decomposition import Layout, ravel, unravel
 from spmdarray.engine import elementwise as _engine
+from spmdarray.engine.fastpath import SLOW, _errors_raise
 from spmdarray.fusion import record as _fusion
 from spmdarray.routines.creation import array
 from spmdarray.settings import config
@@ -211,6 +212,84 @@ def _finish(ctx, rlay: Layout, local, dtype, axes, keepdims, out, ndim_in):
     return res
 
 
+# ---------------------------------------------------------------- fast path
+#: (name, context, base layout, view map, dtype) -> _FullPlan, or None where it does not apply.
+_FULL: dict = {}
+
+
+class _FullPlan:
+    """A full reduction (``x.sum()``) of one kind of array, decided once.  Not collective.
+
+    It makes the calls of :func:`reduce` for ``axis=None`` and no other
+    argument, in the same order and with the same NumPy functions, so the
+    result is bit-for-bit the general path's: this rank's partial (kept
+    axes), then, over the ranks that hold other parts, one all-gather of the
+    partials, combined in rank order by those that hold data.
+    """
+
+    __slots__ = ("fn", "axes", "kw", "dtype", "be", "block", "mine", "comm", "data", "nbytes")
+
+    def __init__(self, name: str, x) -> None:
+        ctx = x._s.ctx
+        lay = x._layout
+        axes = self.axes = tuple(range(x.ndim))
+        self.fn = fn = _COMBINE[name]
+        self.kw = kw = {} if name in ("min", "max", "any", "all") else {"dtype": None}
+        self.dtype = _probe(fn, x, axes, keepdims=True, **kw).dtype
+        self.be = backend_of(ctx)
+        self.block = lay.block(ctx.rank)
+
+        def has_data(r):
+            b = lay.block(r)
+            return lay.holds(r) and all(hi > lo for lo, hi in b)
+
+        gaxes = _combine_axes(lay, axes)
+        members = _group(lay, gaxes, ctx.rank) if gaxes else [ctx.rank]
+        self.mine = has_data(ctx.rank)
+        self.data = [i for i, m in enumerate(members) if has_data(m)]
+        self.comm = ctx.sub(lay.dims, gaxes) if len(members) > 1 else None
+        self.nbytes = len(members) * self.dtype.itemsize
+
+
+def _full_plan(name: str, x):
+    """The :class:`_FullPlan` of ``name`` over ``x``, or None where the general path must run.  Collective
+    (making a sub-communicator the first time); every rank decides alike from the global layout."""
+    if name not in _COMBINE or x.ndim == 0 or x.size == 0 or x._map.broadcast_axes:
+        return None
+    try:
+        _probe(getattr(np, name), x, tuple(range(x.ndim)))
+    except Exception:  # noqa: BLE001 - the general path raises NumPy's error
+        return None
+    plan = _FullPlan(name, x)
+    return plan if plan.data else None
+
+
+def _fast_full(name: str, x):
+    """``x.<name>()`` through a cached plan, or :data:`SLOW` (nothing done).  Collective."""
+    s = x._s if type(x) is ndarray else None
+    if s is None or s.deferred or _errors_raise():
+        return SLOW  # (a deferred sum is fused into its kernel by the general path)
+    key = (name, s.ctx, s.layout, x._map, s.dtype)
+    plan = _FULL.get(key, SLOW)
+    if plan is SLOW:
+        if len(_FULL) >= 1024:
+            _FULL.clear()
+        plan = _FULL[key] = _full_plan(name, x)
+    if plan is None or (plan.comm is not None and plan.nbytes > config.reduce_gather_bytes):
+        return SLOW
+    fn, kw, be, dt = plan.fn, plan.kw, plan.be, plan.dtype
+    mine = None
+    if plan.mine:
+        mine = be.asarray(fn(x._st.view_of(x._map, plan.block), axis=plan.axes, keepdims=True, **kw), dt)
+    if plan.comm is None:
+        local = mine
+    else:
+        parts = allgather_same(plan.comm, be.to_host(mine) if mine is not None else np.zeros((1,) * x.ndim, dt))
+        data = plan.data
+        local = parts[data[0]] if len(data) == 1 else np.asarray(fn(parts[data], axis=0, **kw), dtype=dt)
+    return be.to_host(_cast(local, dt)).reshape(())[()]
+
+
 def _drop_axes(rlay: Layout, axes) -> Layout:
     return rlay.take_axes(tuple(a for a in range(len(rlay.shape)) if a not in axes))
 
@@ -225,6 +304,10 @@ def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, ini
     Full reductions without ``out`` return a NumPy scalar that is
     bit-for-bit identical on every rank.
     """
+    if axis is None and dtype is None and out is None and not keepdims and initial is np._NoValue and where is True:
+        res = _fast_full(name, x)
+        if res is not SLOW:
+            return res
     if where is not True:
         raise NotImplementedError(f"{name}(where=...) is not implemented in spmdarray yet")
     if x.ndim == 0:
