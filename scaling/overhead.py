@@ -12,10 +12,12 @@ NumPy's::
 
 At 2 ranks every rank runs the same loops (the arrays are distributed over
 both, 500 elements each at 1,000) and the slower rank's time counts; NumPy
-runs the same statement on the whole array in each process.
+runs the same statement on the whole array in each process.  A bare 8-byte
+``MPI_Allgather`` is timed too: the floor under any full reduction there.
 
     python -m scaling overhead [--reps 2000] [--rounds 5] [--json]
-    python -m scaling overhead --ranks 1,2 [--statements]   # the table of statements
+    python -m scaling overhead --ranks 1,2                  # the table of statements
+    python -m scaling overhead --calls                      # Python calls per x += 2 * y
 
 ``--json`` prints the ``x += 2 * y`` figures at 1 rank (what ``python -m
 scaling all`` stores in ``overhead.json``).  ``--worker`` is one measurement
@@ -125,7 +127,36 @@ def measure_statements(n: int = 1000, reps: int = 2000, rounds: int = 5) -> list
             "statement": stmt, "ranks": ctx.size, "elements": n, "numpy_us": tn, "spmdarray_us": ts,
             "above_numpy_us_per_op": (ts - tn) / nops,
         })  # fmt: skip
+    # For scale: one bare 8-byte MPI_Allgather, the floor of any full reduction at this rank count.
+    comm, send, recv = ctx.comm, numpy.ones(1), numpy.empty(ctx.size)
+    c = []
+    for _ in range(rounds):
+        barrier(ctx)
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            comm.Allgather(send, recv)
+        c.append((time.perf_counter() - t0) / reps * 1e6)
+    floor = max(allgather_object(ctx, min(c)))
+    for r in rows:
+        r["mpi_allgather_us"] = floor
     return rows
+
+
+def calls_per_statement(n: int = 1000, iters: int = 1000) -> float:
+    """Python function calls per ``x += 2 * y`` (cProfile's total over ``iters`` statements).  Not collective."""
+    import cProfile
+    import pstats
+
+    import spmdarray
+
+    x, y = spmdarray.ones(n), spmdarray.ones(n)
+    x += 2 * y
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(iters):
+        x += 2 * y
+    prof.disable()
+    return pstats.Stats(prof).total_calls / iters
 
 
 def statements_at(ranks: list[int], reps: int, rounds: int, timeout: float = 600) -> list[dict]:
@@ -147,7 +178,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON line")
     parser.add_argument("--ranks", default=None, help="rank counts for the statements table, e.g. 1,2")
     parser.add_argument("--worker", action="store_true", help="one statements measurement (under mpiexec)")
+    parser.add_argument("--calls", action="store_true", help="Python function calls per x += 2*y (cProfile)")
     args = parser.parse_args(argv)
+    if args.calls:
+        print(f"{calls_per_statement():.1f} Python function calls per x += 2*y at 1,000 elements (cProfile)")
+        return
     if args.worker:
         rows = measure_statements(1000, args.reps, args.rounds)
         from spmdarray.comm import default_context
@@ -166,6 +201,9 @@ def main(argv: list[str] | None = None) -> None:
                 f"{r['statement']:>10} {r['ranks']:>5} {r['numpy_us']:>9.1f} {r['spmdarray_us']:>13.1f} "
                 f"{r['above_numpy_us_per_op']:>18.1f}"
             )
+        for p in sorted({r["ranks"] for r in rows}):
+            us = next(r["mpi_allgather_us"] for r in rows if r["ranks"] == p)
+            print(f"bare 8-byte MPI_Allgather at {p} rank(s): {us:.1f} us")
         return
     rows = measure(args.reps, args.rounds)
     if args.json:
