@@ -23,7 +23,7 @@ from .debug import CollectiveMismatch, SeedMismatch, check_seed, guard, unchecke
 from .io_sync import gather_errors, pass_turn, wait_turn
 from .stats import COUNTERS, CommStats, comm_stats
 from .trace import CommTrace, TraceRecord, comm_trace, label_frames
-from .transport import Exchange, start_exchange
+from .transport import Exchange, start_exchange, wait_all
 from .watchdog import use_config
 
 __all__ = [
@@ -66,5 +66,6 @@ __all__ = [
     "start_exchange",
     "unchecked",
     "use_config",
+    "wait_all",
     "wait_turn",
 ]

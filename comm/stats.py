@@ -17,6 +17,7 @@ COUNTERS: dict[str, int] = {
     "bytes_received": 0,
     "collectives": 0,
     "collective_bytes": 0,
+    "waits": 0,
 }
 
 
@@ -39,6 +40,9 @@ class CommStats:
         Collective calls (reductions, gathers, broadcasts) this rank joined.
     collective_bytes : int
         Bytes this rank contributed to those collectives.
+    waits : int
+        Times this rank waited for point-to-point messages (one ``Waitall``
+        per exchange completed; a loop step that waits once counts 1).
     """
 
     messages_sent: int = 0
@@ -47,6 +51,7 @@ class CommStats:
     bytes_received: int = 0
     collectives: int = 0
     collective_bytes: int = 0
+    waits: int = 0
     _start: dict = field(default_factory=dict, repr=False)
 
     def __enter__(self) -> CommStats:

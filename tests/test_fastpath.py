@@ -294,3 +294,24 @@ def test_full_reduction_under_errstate_raise():
     with numpy.errstate(over="raise"):
         with pytest.raises(FloatingPointError):
             x.sum()
+
+
+@pytest.mark.parametrize("which", [0, 1])
+def test_deferred_on_some_ranks_takes_one_path(monkeypatch, which):
+    """A deferred operand evaluated on some ranks only: every rank still takes the same path."""
+    _fresh_plans(monkeypatch)
+    rank, size = world()
+    a = ref((50,), seed=20)
+    with config.set(fuse=True, fuse_min_size=10):
+        x = sp.array(a)
+        t = x * 3.0
+        m = x > 0.5
+        assert is_deferred(t) and is_deferred(m)
+        if rank % 2 == which:
+            t.local  # noqa: B018 - evaluated here only
+            m.local  # noqa: B018
+        assert_eq(m.sum(), (a > 0.5).sum(), exact=True)
+        with config.set(fuse_min_size=10**6):
+            for _ in range(2):
+                assert_eq(t + 1.0, a * 3.0 + 1.0, exact=True)
+                assert_eq(t.max(), (a * 3.0).max(), exact=True)

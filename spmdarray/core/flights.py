@@ -22,7 +22,9 @@ import atexit
 
 import numpy as np
 
-__all__ = ["Flight", "complete", "complete_all", "open_flights"]
+from spmdarray.comm import wait_all as _wait_exchanges
+
+__all__ = ["Flight", "complete", "complete_all", "open_flights", "wait_all"]
 
 #: Open flights, oldest first.
 _OPEN: list = []
@@ -97,6 +99,30 @@ def _overlap(a, b) -> bool:
         return np.shares_memory(a, b, max_work=1 << 16)
     except np.exceptions.TooHardError:
         return True
+
+
+def wait_all(flights) -> None:
+    """Complete several flights, and those they depend on, with one wait for all their messages.
+
+    Not collective.  A fused expression posts one exchange per operation
+    that needs cells of other ranks; its evaluation waits for all of them at
+    once (one ``Waitall``), not once per operation.
+    """
+    pending: list = []
+    seen: set = set()
+    todo = list(flights)
+    while todo:
+        fl = todo.pop()
+        if fl.done or id(fl) in seen:
+            continue
+        seen.add(id(fl))
+        pending.append(fl)
+        todo.extend(fl.deps)
+    exchanges = [fl.ex for fl in pending if fl.ex is not None]
+    if len(exchanges) > 1:
+        _wait_exchanges(exchanges)
+    for fl in flights:
+        fl.wait()  # unpacks; the messages have all arrived
 
 
 def complete(st, keep=()) -> None:

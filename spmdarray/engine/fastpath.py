@@ -18,9 +18,15 @@ operand's layout equals the layout the result is computed on, whatever that
 layout is (distributed, replicated, with idle ranks).  Every rank makes the
 same decisions: they rest on global layouts, dtypes and scalar kinds only.
 
+Every rank must take the same path (the general engine may communicate), so
+the decision never asks whether an operand is deferred, which may differ
+between ranks (a deferred value evaluated on some ranks only): a deferred
+operand keys as the storage it evaluates into, and is evaluated locally
+(``a._st``, no message) when the fast path takes the operation.
+
 Everything else returns :data:`SLOW` before any work, and the general engine
 takes it: operations the fuser defers (``config.fuse``, a fusable ufunc, at
-least ``config.fuse_min_size`` elements), deferred operands, broadcasting,
+least ``config.fuse_min_size`` elements), broadcasting,
 views needing halos, ``where=``, ``dtype=`` and other keywords, several
 outputs, integer ``power`` (an error on some values only) and anything that
 makes floating-point errors raise (``errstate(...="raise")``, a warnings
@@ -135,9 +141,9 @@ def _key(func, args, out):
     for a in args:
         t = type(a)
         if t is ndarray:
+            # A deferred operand (a fusion Node) keys as the storage it evaluates into: whether
+            # it was evaluated already differs between ranks, and must not change the path.
             s = a._s
-            if s.deferred:
-                return None
             k += (s.ctx, s.layout, a._map, s.dtype)
         elif t is float or t is complex or t is bool:
             k.append(t)
@@ -154,8 +160,6 @@ def _key(func, args, out):
             return None
         o = out[0]
         s = o._s
-        if s.deferred:
-            return None
         k += ("out", s.ctx, s.layout, o._map, s.dtype)
     return tuple(k)
 
@@ -184,7 +188,7 @@ def plan_for(func, args, out):
     if func in _DATA_ERRORS and dtypes[0].kind in "iu":
         return None
     layout = o._layout if o is not None else choose_layout(ctx, args, shape)
-    if any(a._layout != layout for a in arrays):
+    if any(view_layout(a._s.layout, a._map) != layout for a in arrays):
         return None  # some operand needs messages
     return Plan(func, ctx, layout, np.dtype(dtypes[0]))
 

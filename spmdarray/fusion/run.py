@@ -24,7 +24,7 @@ import numpy as np
 from spmdarray.backend import backends as _backends
 from spmdarray.backend.backends import backend_of
 from spmdarray.core.array import ndarray
-from spmdarray.core.flights import complete
+from spmdarray.core.flights import complete, wait_all
 from spmdarray.core.thunk import Quiet
 from spmdarray.fusion import kernels_cpu, kernels_cuda
 from spmdarray.fusion.splitmix import uniform_box
@@ -106,8 +106,7 @@ def _here(node):
 
 
 def _wait(flights) -> None:
-    for fl in flights:
-        fl.wait()
+    wait_all(flights)  # one wait for the messages of every operation of the tree
 
 
 def evaluate(node, dst, fresh: bool, before_write=None) -> None:

@@ -23,7 +23,7 @@ from spmdarray.core.array import ndarray
 from spmdarray.core.fetch import is_distributed
 from spmdarray.core.registry import HANDLED, implements, provides
 from spmdarray.core.storage import Storage
-from spmdarray.decomposition import Layout, ravel, unravel
+from spmdarray.decomposition import Layout, ravel, unravel, view_layout
 from spmdarray.engine import elementwise as _engine
 from spmdarray.engine.fastpath import SLOW, _errors_raise
 from spmdarray.fusion import record as _fusion
@@ -227,11 +227,11 @@ class _FullPlan:
     partials, combined in rank order by those that hold data.
     """
 
-    __slots__ = ("fn", "axes", "kw", "dtype", "be", "block", "mine", "comm", "data", "nbytes")
+    __slots__ = ("fn", "axes", "kw", "dtype", "be", "block", "mine", "comm", "data", "nbytes", "fused")
 
     def __init__(self, name: str, x) -> None:
         ctx = x._s.ctx
-        lay = x._layout
+        lay = view_layout(x._s.layout, x._map)  # (x._layout would evaluate a deferred x)
         axes = self.axes = tuple(range(x.ndim))
         self.fn = fn = _COMBINE[name]
         self.kw = kw = {} if name in ("min", "max", "any", "all") else {"dtype": None}
@@ -249,6 +249,7 @@ class _FullPlan:
         self.data = [i for i, m in enumerate(members) if has_data(m)]
         self.comm = ctx.sub(lay.dims, gaxes) if len(members) > 1 else None
         self.nbytes = len(members) * self.dtype.itemsize
+        self.fused = name == "sum"  # a deferred tree is summed inside its kernel where it can be
 
 
 def _full_plan(name: str, x):
@@ -266,9 +267,11 @@ def _full_plan(name: str, x):
 
 def _fast_full(name: str, x):
     """``x.<name>()`` through a cached plan, or :data:`SLOW` (nothing done).  Collective."""
+    # Whether ``x`` is deferred may differ between ranks (evaluated on some only): it
+    # changes how this rank's partial is computed, never the path or its collective.
     s = x._s if type(x) is ndarray else None
-    if s is None or s.deferred or _errors_raise():
-        return SLOW  # (a deferred sum is fused into its kernel by the general path)
+    if s is None or _errors_raise():
+        return SLOW
     key = (name, s.ctx, s.layout, x._map, s.dtype)
     plan = _FULL.get(key, SLOW)
     if plan is SLOW:
@@ -280,7 +283,11 @@ def _fast_full(name: str, x):
     fn, kw, be, dt = plan.fn, plan.kw, plan.be, plan.dtype
     mine = None
     if plan.mine:
-        mine = be.asarray(fn(x._st.view_of(x._map, plan.block), axis=plan.axes, keepdims=True, **kw), dt)
+        fused = _fusion.local_sum(x, dt) if plan.fused and _fusion.is_deferred(x) else None
+        if fused is not None:  # as _partial_reduce computes it
+            mine = be.asarray(np.full((1,) * x.ndim, fused, dt))
+        else:
+            mine = be.asarray(fn(x._st.view_of(x._map, plan.block), axis=plan.axes, keepdims=True, **kw), dt)
     if plan.comm is None:
         local = mine
     else:
