@@ -213,6 +213,15 @@ def _finish(ctx, rlay: Layout, local, dtype, axes, keepdims, out, ndim_in):
 
 
 # ---------------------------------------------------------------- fast path
+#: The ufunc reduction each of ``_COMBINE`` makes on a NumPy array, and its dtype argument.
+_UFUNC_REDUCE = {
+    "sum": (np.add, None),
+    "prod": (np.multiply, None),
+    "min": (np.minimum, None),
+    "max": (np.maximum, None),
+    "any": (np.logical_or, bool),
+    "all": (np.logical_and, bool),
+}
 #: (name, context, base layout, view map, dtype) -> _FullPlan, or None where it does not apply.
 _FULL: dict = {}
 
@@ -227,13 +236,30 @@ class _FullPlan:
     partials, combined in rank order by those that hold data.
     """
 
-    __slots__ = ("fn", "axes", "kw", "dtype", "be", "block", "mine", "comm", "data", "nbytes", "fused")
+    __slots__ = (
+        "fn",
+        "ufunc",
+        "udt",
+        "axes",
+        "kw",
+        "dtype",
+        "be",
+        "block",
+        "mine",
+        "comm",
+        "data",
+        "all",
+        "nbytes",
+        "fused",
+    )
 
     def __init__(self, name: str, x) -> None:
         ctx = x._s.ctx
         lay = view_layout(x._s.layout, x._map)  # (x._layout would evaluate a deferred x)
         axes = self.axes = tuple(range(x.ndim))
         self.fn = fn = _COMBINE[name]
+        # What ``fn`` calls on a NumPy array (numpy.sum -> numpy.add.reduce ...), without its wrapper.
+        self.ufunc, self.udt = _UFUNC_REDUCE[name]
         self.kw = kw = {} if name in ("min", "max", "any", "all") else {"dtype": None}
         self.dtype = _probe(fn, x, axes, keepdims=True, **kw).dtype
         self.be = backend_of(ctx)
@@ -248,6 +274,7 @@ class _FullPlan:
         self.mine = has_data(ctx.rank)
         self.data = [i for i, m in enumerate(members) if has_data(m)]
         self.comm = ctx.sub(lay.dims, gaxes) if len(members) > 1 else None
+        self.all = len(self.data) == len(members)
         self.nbytes = len(members) * self.dtype.itemsize
         self.fused = name == "sum"  # a deferred tree is summed inside its kernel where it can be
 
@@ -287,13 +314,21 @@ def _fast_full(name: str, x):
         if fused is not None:  # as _partial_reduce computes it
             mine = be.asarray(np.full((1,) * x.ndim, fused, dt))
         else:
-            mine = be.asarray(fn(x._st.view_of(x._map, plan.block), axis=plan.axes, keepdims=True, **kw), dt)
+            block = x._st.view_of(x._map, plan.block)
+            if type(block) is np.ndarray:
+                part = plan.ufunc.reduce(block, plan.axes, plan.udt, None, keepdims=True)
+            else:
+                part = fn(block, axis=plan.axes, keepdims=True, **kw)
+            mine = be.asarray(part, dt)
     if plan.comm is None:
         local = mine
     else:
         parts = allgather_same(plan.comm, be.to_host(mine) if mine is not None else np.zeros((1,) * x.ndim, dt))
         data = plan.data
-        local = parts[data[0]] if len(data) == 1 else np.asarray(fn(parts[data], axis=0, **kw), dtype=dt)
+        if len(data) == 1:
+            local = parts[data[0]]
+        else:  # numpy.<fn>(numpy.stack(parts), axis=0) of the general path
+            local = np.asarray(plan.ufunc.reduce(parts if plan.all else parts[data], 0, plan.udt, None), dtype=dt)
     return be.to_host(_cast(local, dt)).reshape(())[()]
 
 
