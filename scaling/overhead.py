@@ -10,8 +10,10 @@ NumPy's::
     x * 2.0         one operation with a Python float
     x.sum()         a full reduction (a collective at 2 ranks)
 
-At 2 ranks every rank runs the same loops (the arrays are distributed over
-both, 500 elements each at 1,000) and the slower rank's time counts; NumPy
+Each statement runs on arrays of 1,000 elements as created by default
+(replicated: below ``config.replicate_below``) and split over the ranks
+(``replicate_below=0``: 500 elements each at 2 ranks).  At 2 ranks every
+rank runs the same loops and the slower rank's time counts; NumPy
 runs the same statement on the whole array in each process.  A bare 8-byte
 ``MPI_Allgather`` is timed too: the floor under any full reduction there.
 
@@ -113,20 +115,23 @@ def measure_statements(n: int = 1000, reps: int = 2000, rounds: int = 5) -> list
     import spmdarray
 
     rows = []
-    for stmt, (nops, _) in STATEMENTS.items():
-        xs, ys = spmdarray.ones(n), spmdarray.ones(n)
-        ctx = xs._st.ctx
-        xn, yn = numpy.ones(n), numpy.ones(n)
-        a, b = [], []
-        for _ in range(rounds):
-            a.append(_loop(stmt, xn, yn, reps) * 1e6)
-            barrier(ctx)
-            b.append(_loop(stmt, xs, ys, reps) * 1e6)
-        tn, ts = max(allgather_object(ctx, (min(a), min(b))))
-        rows.append({
-            "statement": stmt, "ranks": ctx.size, "elements": n, "numpy_us": tn, "spmdarray_us": ts,
-            "above_numpy_us_per_op": (ts - tn) / nops,
-        })  # fmt: skip
+    for layout, below in (("replicated", None), ("split", 0)):
+        # Arrays this small are replicated by default (config.replicate_below); split ones too.
+        with spmdarray.config.set(**({} if below is None else {"replicate_below": below})):
+            for stmt, (nops, _) in STATEMENTS.items():
+                xs, ys = spmdarray.ones(n), spmdarray.ones(n)
+                ctx = xs._st.ctx
+                xn, yn = numpy.ones(n), numpy.ones(n)
+                a, b = [], []
+                for _ in range(rounds):
+                    a.append(_loop(stmt, xn, yn, reps) * 1e6)
+                    barrier(ctx)
+                    b.append(_loop(stmt, xs, ys, reps) * 1e6)
+                tn, ts = max(allgather_object(ctx, (min(a), min(b))))
+                rows.append({
+                    "statement": stmt, "ranks": ctx.size, "layout": layout, "elements": n, "numpy_us": tn,
+                    "spmdarray_us": ts, "above_numpy_us_per_op": (ts - tn) / nops,
+                })  # fmt: skip
     # For scale: one bare 8-byte MPI_Allgather, the floor of any full reduction at this rank count.
     comm, send, recv = ctx.comm, numpy.ones(1), numpy.empty(ctx.size)
     c = []
@@ -195,11 +200,12 @@ def main(argv: list[str] | None = None) -> None:
         if args.json:
             print(json.dumps(rows))
             return
-        print(f"{'statement':>10} {'ranks':>5} {'numpy us':>9} {'spmdarray us':>13} {'above NumPy us/op':>18}")
+        head = f"{'statement':>10} {'ranks':>5} {'layout':>10} {'numpy us':>9} {'spmdarray us':>13}"
+        print(head + f" {'above NumPy us/op':>18}")
         for r in rows:
             print(
-                f"{r['statement']:>10} {r['ranks']:>5} {r['numpy_us']:>9.1f} {r['spmdarray_us']:>13.1f} "
-                f"{r['above_numpy_us_per_op']:>18.1f}"
+                f"{r['statement']:>10} {r['ranks']:>5} {r['layout']:>10} {r['numpy_us']:>9.1f} "
+                f"{r['spmdarray_us']:>13.1f} {r['above_numpy_us_per_op']:>18.1f}"
             )
         for p in sorted({r["ranks"] for r in rows}):
             us = next(r["mpi_allgather_us"] for r in rows if r["ranks"] == p)

@@ -315,3 +315,23 @@ def test_deferred_on_some_ranks_takes_one_path(monkeypatch, which):
             for _ in range(2):
                 assert_eq(t + 1.0, a * 3.0 + 1.0, exact=True)
                 assert_eq(t.max(), (a * 3.0).max(), exact=True)
+
+
+def test_replicated_small_arrays(monkeypatch):
+    """Replicated operands (below ``config.replicate_below``) take the same plans and send nothing."""
+    _fresh_plans(monkeypatch)
+    a, b = ref((30,), seed=21), ref((30,), seed=22)
+    with config.set(replicate_below=1000):
+        x, y = sp.array(a), sp.array(b)
+        x += 2 * y
+        ea = a + 2 * b
+        with sp.comm_stats() as s:
+            for _ in range(3):
+                x += 2 * y
+                ea += 2 * b
+            z = x * 2.0 - y
+            total = x.sum()
+        assert (s.messages_sent, s.collectives) == (0, 0)
+        assert fastpath.plan_count() >= 2
+        assert_eq(z, ea * 2.0 - b, exact=True)
+        assert_eq(total, ea.sum(), exact=True)
