@@ -335,3 +335,39 @@ def test_replicated_small_arrays(monkeypatch):
         assert fastpath.plan_count() >= 2
         assert_eq(z, ea * 2.0 - b, exact=True)
         assert_eq(total, ea.sum(), exact=True)
+
+
+def test_blank_storage_is_a_storage():
+    """``Storage.blank`` (the fast path's constructor) sets every slot ``Storage()`` sets, alike."""
+    from spmdarray.core.storage import Storage, _geometry
+
+    for shape in [(7,), (6, 5)]:
+        st = sp.ones(shape)._st
+        new, block = Storage.blank(st.ctx, st.be, st.layout, st.dtype, _geometry(st.layout, st.ctx.rank, 1))
+        with config.set(ghost_width=1):
+            ref_st = Storage(st.ctx, st.layout, st.dtype)
+        for name in Storage.__slots__:
+            if name not in ("alloc", "_views", "halo_valid", "flights"):
+                assert getattr(new, name) == getattr(ref_st, name), name
+        assert new.alloc.shape == ref_st.alloc.shape and new._views.keys() == ref_st._views.keys()
+        assert (new.halo_valid, new.flights) == ({}, [])
+        if block is not None:
+            assert block.shape == tuple(hi - lo for lo, hi in st.layout.block(st.ctx.rank))
+
+
+def test_ghost_width_change_after_a_plan(monkeypatch):
+    _fresh_plans(monkeypatch)
+    a = ref((12,), seed=23)
+    x = sp.array(a)
+    x * 2.0
+    with config.set(ghost_width=3):
+        z = x * 2.0
+        assert z._st.ghost == _ghost_now(z)
+        assert_eq(z[3:] + z[:-3], a[3:] * 2.0 + a[:-3] * 2.0, exact=True)
+
+
+def _ghost_now(z):
+    """The ghost widths Storage() gives the layout of ``z`` under the current settings."""
+    from spmdarray.core.storage import Storage
+
+    return Storage(z._st.ctx, z._st.layout, z.dtype).ghost

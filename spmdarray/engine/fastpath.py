@@ -110,12 +110,14 @@ class Plan:
         Elements of the result.
     vmap, vlayout : ViewMap, Layout
         The map and layout of a new result array.
-    be, geometry
-        The backend, and the allocation geometry of a new result on a host backend.
+    be, geometry, ghost_width
+        The backend, and the allocation geometry of a new result on a host
+        backend (for ``config.ghost_width`` as it was when the plan was made).
     """
 
     __slots__ = (
         "ctx", "be", "layout", "block", "owns", "dtype", "call", "deferrable", "size", "vmap", "vlayout", "geometry",
+        "ghost_width",
     )  # fmt: skip
 
     def __init__(self, func, ctx, layout, dtype) -> None:
@@ -128,7 +130,8 @@ class Plan:
         self.be = be = backend_of(ctx)
         self.call = _on_device(func, be, 1, {}) if be.is_device else func
         # Host results are allocated from the geometry computed here (device ones by Storage).
-        self.geometry = None if be.is_device else _geometry(layout, rank, config.ghost_width)
+        self.ghost_width = config.ghost_width
+        self.geometry = None if be.is_device else _geometry(layout, rank, self.ghost_width)
         self.deferrable = func in FUSABLE
         self.size = int(np.prod(layout.shape, dtype=np.int64))
         self.vmap = ViewMap.identity(layout.shape)
@@ -215,7 +218,7 @@ def fast(func, args, out):
         st = res._st  # deferred readers of it computed, messages into it completed
         dst = st.view_of(res._map, block) if plan.owns else None
     else:
-        if plan.geometry is None:
+        if plan.geometry is None or plan.ghost_width != config.ghost_width:
             st = Storage(plan.ctx, plan.layout, plan.dtype)
             dst = st.view_of(plan.vmap, block) if plan.owns else None
         else:
