@@ -92,8 +92,9 @@ def wait_all(exchanges) -> None:
         traced = [ex.trace for ex in exchanges if ex.trace is not None and ex.requests]
         t0 = perf_counter()
         MPI().Request.Waitall(reqs)
-        for tag in traced:  # the one wait is shared: each exchange's line is charged its part
-            note_wait(tag, (perf_counter() - t0) / len(traced))
+        share = (perf_counter() - t0) / max(1, len(traced))
+        for tag in traced:  # one wait for all: each exchange's line is charged its part
+            note_wait(tag, share)
     for ex in exchanges:
         ex.requests = []
 
