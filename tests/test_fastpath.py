@@ -8,6 +8,8 @@ operation to the general engine (errstate, fusion, broadcasting, halos,
 
 from __future__ import annotations
 
+import warnings
+
 import numpy
 import pytest
 from helpers import assert_eq, ref, world
@@ -100,6 +102,13 @@ def test_errstate_raise_after_a_plan(monkeypatch):
             1.0 / x
         y = sp.ones(8)
         assert_eq(1.0 / y, numpy.ones(8), exact=True)  # no error anywhere: no raise
+    with numpy.errstate(divide="ignore"):
+        assert_eq(1.0 / x, 1.0 / a, exact=True)
+    # A warnings filter that turns the RuntimeWarning into an error: raised on every rank too.
+    with numpy.errstate(divide="warn"), warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(RuntimeWarning):
+            1.0 / x
     with numpy.errstate(divide="ignore"):
         assert_eq(1.0 / x, 1.0 / a, exact=True)
 

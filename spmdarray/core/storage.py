@@ -125,6 +125,7 @@ class Storage(Thunk):
         self.halo_valid = {}
         self._views = views = {}
         self.flights = []
+        self.exposed = False
         self.ghost, shape, self.origin, holds = geometry
         self.alloc = alloc = np.empty(shape, dtype)
         if holds is None:
