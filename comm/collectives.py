@@ -88,7 +88,8 @@ def allgather_same(comm, block: np.ndarray) -> np.ndarray:
     _count(send.nbytes)
     recv = np.empty((comm.Get_size(), *send.shape), send.dtype)
     byte = MPI().BYTE
-    comm.Allgather([send.reshape(-1).view(np.uint8), byte], [recv.reshape(-1).view(np.uint8), byte])
+    with guard("allgather_same", comm):
+        comm.Allgather([send.reshape(-1).view(np.uint8), byte], [recv.reshape(-1).view(np.uint8), byte])
     return recv
 
 

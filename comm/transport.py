@@ -90,8 +90,13 @@ def wait_all(exchanges) -> None:
     if reqs:
         COUNTERS["waits"] += 1
         traced = [ex.trace for ex in exchanges if ex.trace is not None and ex.requests]
-        t0 = perf_counter()
-        MPI().Request.Waitall(reqs)
+        peers = [p for ex in exchanges for p in ex.peers]
+        arm("halo exchange (point-to-point)", exchanges[0].comm, peers if len(peers) == len(reqs) else None, reqs)
+        try:
+            t0 = perf_counter()
+            MPI().Request.Waitall(reqs)
+        finally:
+            disarm()
         share = (perf_counter() - t0) / max(1, len(traced))
         for tag in traced:  # one wait for all: each exchange's line is charged its part
             note_wait(tag, share)

@@ -348,11 +348,14 @@ def test_replicated_small_arrays(monkeypatch):
 
 def test_blank_storage_is_a_storage():
     """``Storage.blank`` (the fast path's constructor) sets every slot ``Storage()`` sets, alike."""
+    from spmdarray.core.element import direct_access
     from spmdarray.core.storage import Storage, _geometry
 
     for shape in [(7,), (6, 5)]:
         st = sp.ones(shape)._st
-        new, block = Storage.blank(st.ctx, st.be, st.layout, st.dtype, _geometry(st.layout, st.ctx.rank, 1))
+        geometry = _geometry(st.layout, st.ctx.rank, 1)
+        direct = direct_access(st.layout, st.be, st.dtype, geometry[2])
+        new, block = Storage.blank(st.ctx, st.be, st.layout, st.dtype, geometry, direct)
         with config.set(ghost_width=1):
             ref_st = Storage(st.ctx, st.layout, st.dtype)
         for name in Storage.__slots__:

@@ -109,12 +109,15 @@ class Storage(Thunk):
             self._views[key] = self.alloc if owned is None else self.alloc[owned]
 
     @classmethod
-    def blank(cls, ctx, be, layout: Layout, dtype: np.dtype, geometry) -> tuple[Storage, np.ndarray | None]:
+    def blank(
+        cls, ctx, be, layout: Layout, dtype: np.dtype, geometry, direct: bool
+    ) -> tuple[Storage, np.ndarray | None]:
         """A new uninitialised host storage, and its owned block (None where it holds none).
 
         What ``Storage(ctx, layout, dtype)`` makes on a host backend, from
-        ``geometry = _geometry(layout, ctx.rank, ghost)`` computed once (the
-        elementwise fast path keeps it in its plans).  Not collective.
+        ``geometry = _geometry(layout, ctx.rank, ghost)`` and ``direct =
+        direct_access(layout, be, dtype, origin)`` computed once (the
+        elementwise fast path keeps them in its plans).  Not collective.
         """
         self = object.__new__(cls)
         self.ctx = ctx
@@ -128,6 +131,7 @@ class Storage(Thunk):
         self.exposed = False
         self.ghost, shape, self.origin, holds = geometry
         self.alloc = alloc = np.empty(shape, dtype)
+        self.copies = None if direct else {}
         if holds is None:
             return self, None
         owned, key = holds

@@ -44,6 +44,7 @@ from spmdarray.backend.backends import backend_of
 from spmdarray.comm import errors_may_raise
 from spmdarray.core.array import ndarray
 from spmdarray.core.dtypes import _UNKEYED, _arg_key, _checked_dtypes
+from spmdarray.core.element import direct_access
 from spmdarray.core.fetch import choose_layout
 from spmdarray.core.storage import Storage, _geometry
 from spmdarray.decomposition import ViewMap, view_layout
@@ -110,14 +111,15 @@ class Plan:
         Elements of the result.
     vmap, vlayout : ViewMap, Layout
         The map and layout of a new result array.
-    be, geometry, ghost_width
+    be, geometry, ghost_width, direct
         The backend, and the allocation geometry of a new result on a host
-        backend (for ``config.ghost_width`` as it was when the plan was made).
+        backend (for ``config.ghost_width`` as it was when the plan was made)
+        and whether its elements are read by direct indexing.
     """
 
     __slots__ = (
         "ctx", "be", "layout", "block", "owns", "dtype", "call", "deferrable", "size", "vmap", "vlayout", "geometry",
-        "ghost_width",
+        "ghost_width", "direct",
     )  # fmt: skip
 
     def __init__(self, func, ctx, layout, dtype) -> None:
@@ -132,6 +134,7 @@ class Plan:
         # Host results are allocated from the geometry computed here (device ones by Storage).
         self.ghost_width = config.ghost_width
         self.geometry = None if be.is_device else _geometry(layout, rank, self.ghost_width)
+        self.direct = self.geometry is not None and direct_access(layout, be, dtype, self.geometry[2])
         self.deferrable = func in FUSABLE
         self.size = int(np.prod(layout.shape, dtype=np.int64))
         self.vmap = ViewMap.identity(layout.shape)
@@ -222,7 +225,7 @@ def fast(func, args, out):
             st = Storage(plan.ctx, plan.layout, plan.dtype)
             dst = st.view_of(plan.vmap, block) if plan.owns else None
         else:
-            st, dst = Storage.blank(plan.ctx, plan.be, plan.layout, plan.dtype, plan.geometry)
+            st, dst = Storage.blank(plan.ctx, plan.be, plan.layout, plan.dtype, plan.geometry, plan.direct)
         res = ndarray._new(st, plan.vmap)
         res._lay = plan.vlayout
     if dst is not None:
