@@ -49,7 +49,7 @@ import gen_api_reference  # noqa: E402
 
 import spmdarray  # noqa: E402
 import spmdarray.random  # noqa: E402
-from spmdarray.core import array as _array  # noqa: E402
+from spmdarray.core import methods as _methods  # noqa: E402
 from spmdarray.core.registry import HANDLED, REPLICATED  # noqa: E402
 from spmdarray.routines import namespace as _namespace  # noqa: E402
 from spmdarray.routines.api_notes import NOTES  # noqa: E402
@@ -120,7 +120,7 @@ def method_status(name: str) -> str:
     cls = spmdarray.ndarray
     if any(name in vars(k) for k in cls.__mro__ if k is not object):
         return REPL if name in GATHERING_METHODS else DIST
-    if name in _array._MIRRORED or name in _array._IN_PLACE:
+    if name in _methods._MIRRORED or name in _methods._IN_PLACE:
         f = getattr(numpy, name, None)
         if f is not None and (f in HANDLED or isinstance(f, numpy.ufunc)):
             return REPL if f in REPLICATED else DIST

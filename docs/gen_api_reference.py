@@ -41,6 +41,7 @@ import spmdarray.comm  # noqa: E402
 
 import spmdarray  # noqa: E402
 from spmdarray.core import array as _array  # noqa: E402
+from spmdarray.core import methods as _methods  # noqa: E402
 from spmdarray.routines import docstrings as _docstrings  # noqa: E402
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -132,7 +133,7 @@ def _directive(obj, owner: type | None = None, name: str = "") -> str:
 def ndarray_names() -> list[str]:
     """Every public attribute of ``spmdarray.ndarray`` (class attributes and forwarded methods)."""
     own = {n for n in dir(spmdarray.ndarray) if not n.startswith("_")}
-    return sorted(own | set(_array._MIRRORED) | set(_array._IN_PLACE))
+    return sorted(own | set(_methods._MIRRORED) | set(_methods._IN_PLACE))
 
 
 def entries() -> list[Entry]:
@@ -176,7 +177,7 @@ def mirrored_doc(name: str) -> str:
     doc = inspect.getdoc(func) or ""
     paragraphs = doc.split("\n\n")
     collective = "Not collective" if paragraphs[1:] and paragraphs[1].startswith("Not collective") else "Collective"
-    if name in _array._IN_PLACE:
+    if name in _methods._IN_PLACE:
         return (
             f"In place: ``a[...] = spmdarray.{name}(a, ...)``.\n\n"
             f"{collective}: as :func:`spmdarray.{name}` (which says what it communicates and how it differs "

@@ -10,7 +10,7 @@ import numpy
 import pytest
 
 import spmdarray
-from spmdarray.core import array as _array
+from spmdarray.core import methods as _methods
 
 DOCS = pathlib.Path(__file__).resolve().parent.parent / "docs"
 
@@ -49,7 +49,7 @@ def test_every_public_name_has_an_entry(gen):
     full = {e.full for e in gen.entries()}
     wanted = {f"spmdarray.{n}" for n in spmdarray.__all__}
     wanted |= {f"spmdarray.ndarray.{n}" for n in dir(spmdarray.ndarray) if not n.startswith("_")}
-    wanted |= {f"spmdarray.ndarray.{n}" for n in (*_array._MIRRORED, *_array._IN_PLACE)}
+    wanted |= {f"spmdarray.ndarray.{n}" for n in (*_methods._MIRRORED, *_methods._IN_PLACE)}
     for mod in (spmdarray.linalg, spmdarray.fft, spmdarray.random, spmdarray.io, spmdarray.comm):
         wanted |= {f"{mod.__name__}.{n}" for n in mod.__all__}
     wanted.add("spmdarray.config")

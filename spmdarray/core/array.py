@@ -19,9 +19,10 @@ from spmdarray.backend.devices import backend_for, device_of
 from spmdarray.comm import allgather_object
 from spmdarray.core.conversion import gather, text
 from spmdarray.core.element import NOT_ELEMENT, read_at, write_at
+from spmdarray.core.methods import _field_error, _mirror_method, _MissingMethod, _perm
 from spmdarray.core.operators import OperatorsMixin, calibrate
 from spmdarray.core.refs import ATTRIBUTE
-from spmdarray.core.registry import HANDLED, ops
+from spmdarray.core.registry import ops
 from spmdarray.core.storage import Storage
 from spmdarray.core.thunk import READERS
 from spmdarray.decomposition import Layout, ViewMap, normalize_key, view_layout
@@ -721,65 +722,6 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         return ops.round(self, decimals, out)
 
 
-#: ndarray methods that take the same arguments as the NumPy function of the same
-#: name, with the array first; each works once that function is registered.
-_MIRRORED = (
-    "argpartition",
-    "argsort",
-    "choose",
-    "conj",
-    "conjugate",
-    "diagonal",
-    "nonzero",
-    "ptp",
-    "put",
-    "repeat",
-    "searchsorted",
-    "take",
-    "trace",
-)
-#: In-place methods: ``a.sort(...)`` stores ``numpy.sort(a, ...)`` into ``a``.
-_IN_PLACE = ("sort", "partition")
-
-
-def _mirror_method(x, name: str):
-    if name in _MIRRORED:
-        func = getattr(np, name)
-        if func in HANDLED or isinstance(func, np.ufunc):
-
-            def method(*args, **kwargs):
-                return func(x, *args, **kwargs)
-
-            method.__name__ = name
-            method.__doc__ = f"Same as ``numpy.{name}(a, ...)`` (see its docstring)."
-            return method
-    elif name in _IN_PLACE and getattr(np, name) in HANDLED:
-        func = getattr(np, name)
-
-        def in_place(*args, **kwargs) -> None:
-            x[...] = func(x, *args, **kwargs)
-
-        in_place.__name__ = name
-        in_place.__doc__ = f"In place: ``a[...] = numpy.{name}(a, ...)``.  Collective."
-        return in_place
-    return None
-
-
-class _MissingMethod(NotImplementedError, AttributeError):
-    """A NumPy ``ndarray`` method spmdarray lacks (``hasattr`` still says False)."""
-
-
-def _perm(axes, ndim: int) -> tuple[int, ...]:
-    if len(axes) != ndim:
-        raise ValueError("axes don't match array")
-    try:
-        return ops.normalize_axes(tuple(axes), ndim)
-    except ValueError as e:
-        if isinstance(e, np.exceptions.AxisError):
-            raise
-        raise ValueError("repeated axis in transpose") from None
-
-
 #: The reduction methods' docstrings (``numpy.<name>(a, ...)`` on the array).
 _REDUCTIONS = {
     "sum": "Sum of the elements",
@@ -804,17 +746,6 @@ for _name, _what in _REDUCTIONS.items():
     reduction is replicated along the reduced grid axes.  Where NumPy takes
     ``where=``, it raises NotImplementedError.
     """
-
-
-def _field_error(dtype: np.dtype, key: str) -> None:
-    """NumPy's ValueError for a missing field; NotImplementedError, naming a way out, for a present one."""
-    if key not in dtype.names:
-        raise ValueError(f"no field of name {key}")
-    raise NotImplementedError(
-        f"x[{key!r}]: selecting a field of a structured spmdarray array is not supported (a field would have to "
-        f"be a view). Keep the fields as separate arrays, or read one as a copy with "
-        f"spmdarray.from_local(x.local[{key!r}].copy()) on the same layout"
-    )
 
 
 def _red(name, x, axis, dtype, out, keepdims, **kw):
