@@ -149,25 +149,32 @@ def layers(config_path: str, contract: str = "layers") -> tuple[str | None, list
 
 
 def upward(edges: dict, container: str | None, rows: list) -> list:
-    """Imports that go from a layer to a higher one: ``(importer, imported)`` pairs."""
+    """Imports that break the layers: ``(importer, imported)`` pairs.
+
+    An import goes wrong when it reaches a higher layer, or another module of the
+    same layer (``a | b``: siblings are independent, as import-linter has them).
+    """
     prefix = f"{container}." if container else ""
-    level = {}
+    level, own = {}, {}
     for i, row in enumerate(rows):
         for m in row:
             level[prefix + m] = i
+            own[prefix + m] = prefix + m
 
     def of(name):
         while name:
             if name in level:
-                return level[name]
+                return level[name], own[name]
             name = name.rpartition(".")[0]
-        return None
+        return None, None
 
     bad = []
     for a, targets in edges.items():
-        la = of(a)
+        la, ma = of(a)
         for b in targets:
-            lb = of(b)
-            if la is not None and lb is not None and lb < la:
+            lb, mb = of(b)
+            if la is None or lb is None:
+                continue
+            if lb < la or (lb == la and ma != mb):
                 bad.append((a, b))
     return sorted(bad)

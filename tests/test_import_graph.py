@@ -45,6 +45,8 @@ def test_checks_catch_a_cycle_and_an_upward_import():
     assert cycles({"p.a": {"p.b"}, "p.b": set()}) == []
     rows = [["high"], ["mid1", "mid2"], ["low"]]
     assert upward({"p.low.x": {"p.mid1"}, "p.high": {"p.low.y"}}, "p", rows) == [("p.low.x", "p.mid1")]
+    # Siblings of one layer (mid1 | mid2) are independent; a module may import its own parts.
+    assert upward({"p.mid1.x": {"p.mid2"}, "p.mid1": {"p.mid1.y"}}, "p", rows) == [("p.mid1.x", "p.mid2")]
 
 
 def test_graph_sees_imports_inside_functions(tmp_path):
