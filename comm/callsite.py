@@ -12,19 +12,21 @@ import sys
 
 __all__ = ["user_call_site"]
 
-# spmdarray's root folder: comm/ sits directly in it when installed
-# (spmdarray/comm) and beside spmdarray/ in a checkout (package_dir).
-_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_SKIP = tuple(
-    os.path.join(p, "") for p in {_HERE, os.path.join(_HERE, "spmdarray"), os.path.dirname(os.path.abspath(__file__))}
-)
+# Where spmdarray's own files lie.  Installed, comm/ sits inside the package
+# (site-packages/spmdarray/comm): the whole package folder is spmdarray's.  In a
+# checkout, comm/ and decomposition/ sit beside spmdarray/ (package_dir), and the
+# checkout's other folders (tests/, scaling/, examples/) hold user code.
+_COMM = os.path.dirname(os.path.abspath(__file__))
+_PARENT = os.path.dirname(_COMM)
+if os.path.basename(_PARENT) == "spmdarray" and not os.path.isdir(os.path.join(_PARENT, "spmdarray")):
+    _OWN: tuple[str, ...] = (os.path.join(_PARENT, ""),)
+else:
+    _OWN = tuple(os.path.join(_PARENT, d, "") for d in ("spmdarray", "comm", "decomposition"))
 
 
 def _internal(filename: str) -> bool:
-    if filename.startswith(_SKIP):
-        # In a checkout _HERE is the repository root: tests/ and scaling/ are user code.
-        rel = filename[len(_HERE) + 1 :]
-        return rel.startswith(("spmdarray", "comm", "decomposition"))
+    if filename.startswith(_OWN):
+        return True
     return filename.startswith("<__array_function__") or os.sep + "numpy" + os.sep in filename
 
 
