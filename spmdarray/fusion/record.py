@@ -47,7 +47,7 @@ import weakref
 import numpy as np
 
 from spmdarray.backend.backends import backend_of, context
-from spmdarray.comm import label_frames, local_rank
+from spmdarray.comm import errors_may_raise, label_frames, local_rank
 from spmdarray.core.array import ndarray
 from spmdarray.core.dtypes import _checked_dtypes
 from spmdarray.core.fetch import choose_layout, fetch_start
@@ -220,10 +220,6 @@ def _loop(func, kinds):
     return lp
 
 
-def _errors_raise() -> bool:
-    return any(v != "warn" and v != "ignore" for v in np.geterr().values())
-
-
 def record(func, args, out, where, nout, kwargs):
     """A deferred ``func(*args)``, or NotImplemented to run it eagerly.
 
@@ -261,7 +257,9 @@ def record(func, args, out, where, nout, kwargs):
     kinds = [_kind_of(a) for a in args]
     if any(k is None for k in kinds):
         return NotImplemented
-    if _errors_raise() or (backend_of(ctx).is_device and not config.fuse_device):
+    # Fused kernels report no floating-point errors: where one would raise (errstate, or a
+    # warnings filter turning RuntimeWarnings into errors) the eager engine runs and agrees.
+    if errors_may_raise() or (backend_of(ctx).is_device and not config.fuse_device):
         return NotImplemented
     o = None
     if out is not None:
