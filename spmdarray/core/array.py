@@ -25,7 +25,7 @@ from spmdarray.core.refs import ATTRIBUTE
 from spmdarray.core.registry import ops
 from spmdarray.core.storage import Storage
 from spmdarray.core.thunk import READERS
-from spmdarray.decomposition import Layout, ViewMap, normalize_key, view_layout
+from spmdarray.decomposition import Layout, ViewMap, index_map, view_layout
 
 __all__ = ["ndarray"]
 
@@ -216,27 +216,25 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         v = read_at(self, key)
         if v is not NOT_ELEMENT:  # one element: a read from its owner, no view
             return v
-        # As in NumPy, an index containing ``...`` gives an array, never a scalar.
-        ell = key is Ellipsis or (isinstance(key, tuple) and any(k is Ellipsis for k in key))
+        # As in NumPy, an index containing ``...`` or ``None`` gives an array, never a scalar.
         try:
-            key = normalize_key(key, self.shape)
+            vmap, scalar = index_map(self._map, key)
         except NotImplementedError:  # integer arrays or boolean masks
             return ops.getitem(self, key)
-        view = ndarray._new(self._view_st(), self._map.getitem(key))
-        if view.ndim == 0 and not ell and all(k is not None for k in key):
+        view = ndarray._new(self._view_st(), vmap)
+        if scalar:
             return view._scalar()
         return view
 
     def __setitem__(self, key, value) -> None:
         if write_at(self, key, value):
             return  # one element set to a scalar: written by its owner only
-        ell = key is Ellipsis or (isinstance(key, tuple) and any(k is Ellipsis for k in key))
         try:
-            key = normalize_key(key, self.shape)
+            vmap, scalar = index_map(self._map, key)
         except NotImplementedError:  # integer arrays or boolean masks
             return ops.setitem(self, key, value)
-        view = ndarray._new(self._view_st(), self._map.getitem(key))
-        if view.ndim == 0 and not ell and all(k is not None for k in key):
+        view = ndarray._new(self._view_st(), vmap)
+        if scalar:
             # One element (NumPy's scalar assignment): the value must be 0-d too.
             if (value.ndim if hasattr(value, "ndim") else np.ndim(value)) > 0:
                 raise ValueError("setting an array element with a sequence.")

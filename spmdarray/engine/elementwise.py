@@ -248,6 +248,8 @@ def assign(dst, value) -> None:
     check_writeable(dst)
     if type(value) is ndarray and value._s.deferred and fused_assign(dst, value):
         return
+    if _assign_whole(dst, value):
+        return
     value = _as_operand(value)
     vshape = _shape_of(value)
     # NumPy drops leading length-1 axes of the value before broadcasting.
@@ -292,6 +294,42 @@ def assign(dst, value) -> None:
     dst._st.bump()
 
 
+def _assign_whole(dst, value) -> bool:
+    """``dst[...] = value`` straight between blocks, as :func:`assign` computes it, when
+    every rank holds all of ``dst`` and ``value`` is either an array of the same shape,
+    dtype and context that every rank holds whole (and not deferred), or a float into
+    a float64 or complex128 array: nothing to fetch and no cast that can fail, so
+    nothing to agree.  False, having done nothing, otherwise.  Collective (every rank
+    decides alike: the layouts, shapes and dtypes are global).
+    """
+    s = dst._s
+    if type(value) is ndarray:
+        vs = value._s
+        if vs.deferred or vs.ctx is not s.ctx or vs.dtype != s.dtype or value._map.shape != dst._map.shape:
+            return False
+        if not _replicated(value._layout):
+            return False
+    elif type(value) not in _FLOATS or s.dtype.char not in "dD":
+        return False
+    lay = dst._layout
+    if not _replicated(lay):
+        return False
+    st = dst._st
+    d = st.view_of(dst._map, lay.block(st.ctx.rank))
+    if type(value) is ndarray:
+        loc = value._block
+        if st.be.xp.may_share_memory(loc, d):
+            loc = loc.copy()  # as if the value were copied first (see assign)
+        d[...] = loc
+    else:
+        d[...] = value
+    st.bump()
+    return True
+
+
+_FLOATS = (float, np.float64)
+
+
 def _op_label(frame) -> tuple[str, str]:
     """Trace label of an :func:`elementwise` frame: the ufunc's name."""
     func = frame.f_locals.get("func")
@@ -317,4 +355,4 @@ def to_scalar(x):
 
 
 def _replicated(lay: Layout) -> bool:
-    return all(lay.is_replicated_axis(k) for k in range(len(lay.dims))) or lay.nprocs == 1
+    return lay.nprocs == 1 or all(lay.is_replicated_axis(k) for k in range(len(lay.dims)))

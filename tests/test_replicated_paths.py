@@ -1,0 +1,129 @@
+"""The short paths of basic indexing and assignment, against NumPy.
+
+``A[1:-1, j]`` looks its view map up in a cache per (view map, key)
+(``decomposition.index_map``), and ``dst[...] = value`` between arrays every
+rank holds whole, of one shape and dtype, copies block to block
+(``engine.elementwise._assign_whole``).  Each case runs with small arrays
+replicated (the default ``replicate_below``) and with every array split (0),
+and is compared with NumPy bit for bit.
+
+Run at 1, 2, 3 and 4 ranks::
+
+    mpiexec -n 3 python -m pytest -q tests/test_replicated_paths.py
+"""
+
+from __future__ import annotations
+
+import numpy
+import pytest
+from helpers import assert_eq, ref
+
+import spmdarray as sp
+from spmdarray.settings import FIELDS, config
+
+DEFAULT = FIELDS["replicate_below"].default
+BELOW = [DEFAULT, 0, 50]  # 50: 9 x 9 arrays split, their rows and columns replicated
+
+
+def _sweep(xp, u, p, q):
+    # adi's and deriche's pattern: column and row slices read and written in loops.
+    n = u.shape[0]
+    for _ in range(2):
+        p[1 : n - 1, 0] = 0.0
+        q[1 : n - 1, 0] = u[0, 1 : n - 1]
+        for j in range(1, n - 1):
+            p[1 : n - 1, j] = -0.5 / (0.25 * p[1 : n - 1, j - 1] + 2.0)
+            q[1 : n - 1, j] = (u[j, 0 : n - 2] - 0.25 * q[1 : n - 1, j - 1]) / (p[1 : n - 1, j - 1] + 3.0)
+        for j in range(n - 2, 0, -1):
+            u[j, 1 : n - 1] = p[1 : n - 1, j] * u[j + 1, 1 : n - 1] + q[1 : n - 1, j]
+        u[1:-1, -1] = u[1:-1, 0]
+        u[::-1][2] = u[3, ::-1]
+    return u
+
+
+@pytest.mark.parametrize("below", BELOW)
+def test_slice_loops_match_numpy(below):
+    a, b, c = ref((9, 9), seed=1), ref((9, 9), seed=2), ref((9, 9), seed=3)
+    expected = _sweep(numpy, a.copy(), b.copy(), c.copy())
+    with config.set(replicate_below=below):
+        got = _sweep(sp, sp.array(a), sp.array(b), sp.array(c))
+    assert_eq(got, expected, exact=True)
+
+
+@pytest.mark.parametrize("below", BELOW)
+def test_cached_keys_on_other_shapes_and_kinds(below):
+    a = ref((6, 7), seed=4)
+    with config.set(replicate_below=below):
+        x = sp.array(a)
+        for key in [
+            (1, slice(None, -1)),
+            (1, slice(None, -1)),
+            (-1, slice(None, None, -2)),
+            (Ellipsis, 2),
+            (None, 3),
+            (slice(2, 4), None, slice(1, 2)),
+            5,
+            (numpy.int64(2), slice(1, 3)),
+        ]:
+            assert_eq(x[key], a[key], exact=True)
+            assert_eq(x.T[key], a.T[key], exact=True)
+        # The same key on a shorter axis: NumPy's IndexError, not a cached view.
+        assert_eq(x[2, 6], a[2, 6], exact=True)
+        assert_eq(x[(5, slice(None))], a[5, :], exact=True)
+        with pytest.raises(IndexError):
+            x.T[(5, slice(None))][6]
+        with pytest.raises(IndexError):
+            x[1:3][(5, slice(None))]
+        with pytest.raises(TypeError):
+            x[1.0:3]
+        # A 0-d result: a scalar unless the key holds ... or None.
+        assert_eq(x[2, 3], a[2, 3], exact=True)
+        assert_eq(x[2, 3, ...], a[2, 3, ...], exact=True)
+        assert_eq(x[2, 3, None], a[2, 3, None], exact=True)
+
+
+@pytest.mark.parametrize("below", BELOW)
+def test_whole_assignment_aliases_and_casts(below):
+    a = ref((8, 5), seed=5)
+    e = a.copy()
+    with config.set(replicate_below=below):
+        x = sp.array(a)
+        row = x[2]  # a view: sees the writes below
+        el = x[2, 1]  # element read: may keep a copy of the row
+        assert el == a[2, 1]
+        x[1:] = x[:-1]  # overlapping source and destination
+        e[1:] = e[:-1].copy()
+        x[2, :] = 1.5  # a float into float64
+        e[2, :] = 1.5
+        x[3] = numpy.float64(-2.0)
+        e[3] = -2.0
+        x[4] = sp.array(a[0].astype(numpy.float32))  # another dtype: the general path
+        e[4] = a[0].astype(numpy.float32)
+        x[5] = 7  # an int: the general path
+        e[5] = 7
+        x[:, 0] = x[:, 4][::-1]
+        e[:, 0] = e[:, 4][::-1].copy()
+        assert_eq(row, e[2], exact=True)
+        assert x[2, 1] == e[2, 1]  # the element read after the write sees it
+        assert_eq(x, e, exact=True)
+        z = sp.zeros((4,), dtype=complex)
+        z[1:3] = 2.5
+        assert_eq(z, numpy.array([0, 2.5, 2.5, 0], dtype=complex), exact=True)
+        with pytest.raises(ValueError, match="could not broadcast"):
+            x[1] = x[2:4]
+
+
+def test_replicated_writes_send_nothing():
+    a = ref((8, 5), seed=6)
+    with config.set(replicate_below=DEFAULT):
+        x, y = sp.array(a), sp.array(a * 2)
+        with sp.comm_stats() as st:
+            for j in range(5):
+                x[1:-1, j] = y[1:-1, 4 - j]
+                x[0, j] = 0.5
+        assert (st.messages_sent, st.messages_received, st.collectives) == (0, 0, 0), st
+    e = a.copy()
+    for j in range(5):
+        e[1:-1, j] = 2 * a[1:-1, 4 - j]
+        e[0, j] = 0.5
+    assert_eq(x, e, exact=True)
