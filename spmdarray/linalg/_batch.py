@@ -128,7 +128,10 @@ def gufunc(name: str, func, inputs, ncores, *, limit: bool = True):
         raise ValueError(f"{name}: the stacked (batch) dimensions of the operands do not broadcast: {shapes}") from None
     single = batch == ()
     b = (1,) if single else batch
-    laid = [_laid_out(x, b, nc, ctx) for x, nc in zip(xs, ncores)]
+    if single or ctx.size > 1:
+        laid = [_laid_out(x, b, nc, ctx) for x, nc in zip(xs, ncores)]
+    else:  # one rank holds every block whole: NumPy broadcasts the batch axes itself
+        laid = xs
     be = laid[0]._st.be
     err, res = None, None
     try:
