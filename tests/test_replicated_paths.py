@@ -127,3 +127,36 @@ def test_replicated_writes_send_nothing():
         e[1:-1, j] = 2 * a[1:-1, 4 - j]
         e[0, j] = 0.5
     assert_eq(x, e, exact=True)
+
+
+def _broadcasts(xp, a, v, c, i8):
+    r = [a - v, v * a, c * v[None, :], a[:, :1] + v, xp.hypot(c, a[:, 2:3]), a[:, None, :] * v[:, None]]
+    r.append(xp.add(v, a, out=xp.empty_like(a)))
+    r.append(i8[:, None] + i8[None, :3])  # int8 wraps as in NumPy
+    r.append(xp.greater(a, v))
+    t = a.copy()
+    t[1:-1] += v  # out= of the broadcast shape
+    t[:, 1] *= c[:, 0]
+    r.append(t)
+    return r
+
+
+@pytest.mark.parametrize("below", [DEFAULT, 0, 30])
+def test_broadcasting_operands_match_numpy(below):
+    a, v, c = ref((7, 5), seed=7), ref((5,), seed=8), ref((7, 1), seed=9)
+    i8 = numpy.array([100, 120, -128, 5], dtype=numpy.int8)
+    expected = _broadcasts(numpy, a, v, c, i8)
+    with config.set(replicate_below=below):
+        xs = [sp.array(x) for x in (a, v, c, i8)]
+        for _ in range(2):  # the second time through cached plans
+            got = _broadcasts(sp, *xs)
+            assert len(got) == len(expected)
+            for g, e in zip(got, expected):
+                assert_eq(g, e, exact=True)
+        x, y = xs[0], xs[1]
+        with pytest.raises(ValueError):
+            x[:2] += x  # the output is smaller than the broadcast shape
+        with pytest.raises(ValueError):
+            x + y[:3]
+        with numpy.errstate(divide="raise"), pytest.raises(FloatingPointError):
+            x / (y * 0.0)

@@ -46,6 +46,7 @@ from spmdarray.core.array import ndarray
 from spmdarray.core.dtypes import _UNKEYED, _arg_key, _checked_dtypes
 from spmdarray.core.element import direct_access
 from spmdarray.core.fetch import choose_layout
+from spmdarray.core.placement import is_whole
 from spmdarray.core.storage import Storage, _geometry
 from spmdarray.decomposition import ViewMap, view_layout
 from spmdarray.engine.device_ufuncs import _on_device
@@ -115,11 +116,15 @@ class Plan:
         The backend, and the allocation geometry of a new result on a host
         backend (for ``config.ghost_width`` as it was when the plan was made)
         and whether its elements are read by direct indexing.
+    boxes : list or None
+        Where operands broadcast (each held whole by every rank, or one rank):
+        per argument, the whole box of an array (None for a scalar).  None
+        where every array has the result's shape and ``block`` applies.
     """
 
     __slots__ = (
         "ctx", "be", "layout", "block", "owns", "dtype", "call", "deferrable", "size", "vmap", "vlayout", "geometry",
-        "ghost_width", "direct",
+        "ghost_width", "direct", "boxes",
     )  # fmt: skip
 
     def __init__(self, func, ctx, layout, dtype) -> None:
@@ -139,6 +144,7 @@ class Plan:
         self.size = int(np.prod(layout.shape, dtype=np.int64))
         self.vmap = ViewMap.identity(layout.shape)
         self.vlayout = view_layout(layout, self.vmap)
+        self.boxes = None
 
 
 def _key(func, args, out):
@@ -185,8 +191,16 @@ def plan_for(func, args, out):
         return None
     ctx = arrays[0]._s.ctx
     shape = arrays[0].shape
-    if not shape or any(a._s.ctx is not ctx or a.shape != shape or a._map.broadcast_axes for a in arrays):
+    if any(a._s.ctx is not ctx or not a.shape or a._map.broadcast_axes for a in arrays):
         return None
+    same = all(a.shape == shape for a in arrays)
+    if not same:  # operands broadcast: only where each rank holds every operand and the result whole
+        try:
+            shape = np.broadcast_shapes(*(a.shape for a in arrays))
+        except ValueError:
+            return None  # the general engine raises NumPy's error
+        if (o is not None and o.shape != shape) or not (ctx.size == 1 or all(is_whole(a._layout) for a in arrays)):
+            return None
     try:
         dtypes = _checked_dtypes(func, args, (o,), None, {}, 1)
     except Exception:  # noqa: BLE001 - the general engine raises it, in its order of checks
@@ -194,6 +208,12 @@ def plan_for(func, args, out):
     if func in _DATA_ERRORS and dtypes[0].kind in "iu":
         return None
     layout = o._layout if o is not None else choose_layout(ctx, args, shape)
+    if not same:
+        if ctx.size > 1 and not is_whole(layout):
+            return None
+        plan = Plan(func, ctx, layout, np.dtype(dtypes[0]))
+        plan.boxes = [tuple((0, n) for n in a.shape) if type(a) is ndarray else None for a in args]
+        return plan
     # On one rank every layout of the shape holds all of it there: nothing moves.
     if ctx.size > 1 and any(view_layout(a._s.layout, a._map) != layout for a in arrays):
         return None  # some operand needs messages
@@ -230,7 +250,11 @@ def fast(func, args, out):
         res = ndarray._new(st, plan.vmap)
         res._lay = plan.vlayout
     if dst is not None:
-        locs = [a._st.view_of(a._map, block) if type(a) is ndarray else a for a in args]
+        boxes = plan.boxes
+        if boxes is None:
+            locs = [a._st.view_of(a._map, block) if type(a) is ndarray else a for a in args]
+        else:  # broadcasting operands, each held whole
+            locs = [a if b is None else a._st.view_of(a._map, b) for a, b in zip(args, boxes)]
         plan.call(*locs, out=(dst,))
     if out is not None:
         st.bump()
