@@ -21,9 +21,10 @@ from spmdarray.comm import agreement, allgather_blocks, allgather_same, errors_m
 from spmdarray.core import fetch as _fetch
 from spmdarray.core.array import ndarray
 from spmdarray.core.fetch import is_distributed
+from spmdarray.core.placement import default_layout, is_whole
 from spmdarray.core.registry import HANDLED, implements, provides
 from spmdarray.core.storage import Storage
-from spmdarray.decomposition import Layout, ravel, unravel, view_layout
+from spmdarray.decomposition import Layout, ViewMap, ravel, unravel, view_layout
 from spmdarray.engine import elementwise as _engine
 from spmdarray.engine.fastpath import SLOW, _errors_raise
 from spmdarray.fusion import record as _fusion
@@ -350,6 +351,10 @@ def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, ini
         res = _fast_full(name, x)
         if res is not SLOW:
             return res
+    if out is None and where is True and x.ndim:
+        res = _on_replica(name, x, axis, dtype, keepdims, ddof, initial)
+        if res is not SLOW:
+            return res
     if where is not True:
         raise NotImplementedError(f"{name}(where=...) is not implemented in spmdarray yet")
     if x.ndim == 0:
@@ -412,6 +417,46 @@ def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, ini
         if name == "std":
             local = np.sqrt(local)
     return _finish(ctx, rlay2, _cast(local.real, res_dtype), res_dtype, axes, keepdims, out, x.ndim)
+
+
+_DTYPED = frozenset(("sum", "prod", "mean", "var", "std"))
+
+
+def _on_replica(name, x, axis, dtype, keepdims, ddof, initial):
+    """``numpy.<name>(x, axis=...)`` on the copy every rank holds of a replicated ``x``, or SLOW.
+
+    Collective in the sense of :func:`reduce` (every rank takes the same
+    branch); it sends nothing.  NumPy's own result and errors, the same on
+    every rank (the same data); an array result is replicated, or split when
+    it is not small.  SLOW (nothing done) for a deferred ``x``, a split one,
+    a device backend, or while NumPy errors may raise (the general path's
+    agreement and its floating-point error state decide then).
+    """
+    s = x._s
+    if s.deferred or s.be.is_device or (dtype is not None and name not in _DTYPED) or not is_whole(x._layout):
+        return SLOW
+    if _errors_raise():
+        return SLOW
+    kw: dict = {"axis": axis}
+    if dtype is not None:
+        kw["dtype"] = dtype
+    if keepdims:
+        kw["keepdims"] = True
+    if ddof and name in ("var", "std"):
+        kw["ddof"] = ddof
+    if initial is not np._NoValue:
+        kw["initial"] = initial
+    res = getattr(np, name)(x._block, **kw)
+    if not isinstance(res, np.ndarray):
+        return res
+    ctx = s.ctx
+    lay = default_layout(res.shape, ctx.size)
+    st = Storage(ctx, lay, res.dtype)
+    if lay.owned_size(ctx.rank):
+        st.view_of(ViewMap.identity(res.shape), lay.block(ctx.rank))[...] = res[
+            tuple(slice(lo, hi) for lo, hi in lay.block(ctx.rank))
+        ]
+    return ndarray._new(st, None)
 
 
 def _reduce_0d(name, x, axis, dtype, out, keepdims, ddof, initial):
