@@ -198,3 +198,23 @@ def test_axis_reductions_match_numpy(below):
         with numpy.errstate(over="raise"), pytest.raises(FloatingPointError):
             xs = sp.full((3, 2), 1e308)
             xs.sum(axis=0)
+
+
+def _products(xp, m, n, v, w, s, i):
+    return [w @ w, m @ v, w @ m, v @ n, m @ n, s @ n, n.T @ s[1].T, i @ i.T, xp.dot(m, v), m[2] @ n[:, 1], (1j * m) @ n]
+
+
+@pytest.mark.parametrize("below", BELOW)
+def test_products_match_numpy(below):
+    m, n, v, w = ref((6, 5), seed=12), ref((5, 4), seed=13), ref((5,), seed=14), ref((6,), seed=15)
+    s, i = ref((3, 6, 5), seed=16), ref((4, 3), numpy.int64, seed=17)
+    expected = _products(numpy, m, n, v, w, s, i)
+    with config.set(replicate_below=below):
+        xs = [sp.array(x) for x in (m, n, v, w, s, i)]
+        got = _products(sp, *xs)
+        for g, e in zip(got, expected):
+            assert_eq(g, e, exact=below == DEFAULT, rtol=1e-12)
+        with pytest.raises(ValueError):
+            xs[0] @ xs[0]
+        with pytest.raises(ValueError):
+            xs[2] @ xs[3]

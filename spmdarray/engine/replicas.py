@@ -16,7 +16,7 @@ from spmdarray.core.array import ndarray
 from spmdarray.core.placement import default_layout, is_whole
 from spmdarray.core.storage import Storage
 
-__all__ = ["call_on_replicas"]
+__all__ = ["adopt", "call_on_replicas"]
 
 #: Functions left to their distributed implementation even on replicas: where
 #: NumPy's default algorithm is not stable, spmdarray's always is (ties keep their order).
@@ -48,15 +48,25 @@ def _aliases(be, res, inputs: list) -> bool:
     return False
 
 
+def adopt(ctx, be, res) -> ndarray:
+    """A new array of NumPy's (or the device's) array ``res``, which every rank computed alike.
+
+    Not collective (nothing is sent); every rank must call it with the same
+    ``res``.  The array takes the default layout of its shape: replicated when
+    small, else split, this rank keeping its block.
+    """
+    lay = default_layout(res.shape, ctx.size)
+    out = ndarray._new(Storage(ctx, lay, res.dtype), None)
+    if lay.owned_size(ctx.rank):
+        out._block[...] = be.asarray(res[tuple(slice(lo, hi) for lo, hi in lay.block(ctx.rank))])
+    return out
+
+
 def _wrap(ctx, be, res):
     if be.is_device and be.is_block(res) and not res.ndim:
         return np.asarray(be.to_host(res))[()]  # CuPy's 0-d result: NumPy's scalar
     if isinstance(res, np.ndarray) or be.is_block(res):
-        lay = default_layout(res.shape, ctx.size)
-        out = ndarray._new(Storage(ctx, lay, res.dtype), None)
-        if lay.owned_size(ctx.rank):
-            out._block[...] = be.asarray(res[tuple(slice(lo, hi) for lo, hi in lay.block(ctx.rank))])
-        return out
+        return adopt(ctx, be, res)
     if isinstance(res, tuple):
         items = [_wrap(ctx, be, r) for r in res]
         return type(res)._make(items) if hasattr(res, "_fields") else tuple(items)

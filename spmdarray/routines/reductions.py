@@ -21,12 +21,13 @@ from spmdarray.comm import agreement, allgather_blocks, allgather_same, errors_m
 from spmdarray.core import fetch as _fetch
 from spmdarray.core.array import ndarray
 from spmdarray.core.fetch import is_distributed
-from spmdarray.core.placement import default_layout, is_whole
+from spmdarray.core.placement import is_whole
 from spmdarray.core.registry import HANDLED, implements, provides
 from spmdarray.core.storage import Storage
-from spmdarray.decomposition import Layout, ViewMap, ravel, unravel, view_layout
+from spmdarray.decomposition import Layout, ravel, unravel, view_layout
 from spmdarray.engine import elementwise as _engine
 from spmdarray.engine.fastpath import SLOW, _errors_raise
+from spmdarray.engine.replicas import adopt
 from spmdarray.fusion import record as _fusion
 from spmdarray.routines.creation import array
 from spmdarray.settings import config
@@ -449,14 +450,7 @@ def _on_replica(name, x, axis, dtype, keepdims, ddof, initial):
     res = getattr(np, name)(x._block, **kw)
     if not isinstance(res, np.ndarray):
         return res
-    ctx = s.ctx
-    lay = default_layout(res.shape, ctx.size)
-    st = Storage(ctx, lay, res.dtype)
-    if lay.owned_size(ctx.rank):
-        st.view_of(ViewMap.identity(res.shape), lay.block(ctx.rank))[...] = res[
-            tuple(slice(lo, hi) for lo, hi in lay.block(ctx.rank))
-        ]
-    return ndarray._new(st, None)
+    return adopt(s.ctx, s.be, res)
 
 
 def _reduce_0d(name, x, axis, dtype, out, keepdims, ddof, initial):
