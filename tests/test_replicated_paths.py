@@ -218,3 +218,22 @@ def test_products_match_numpy(below):
             xs[0] @ xs[0]
         with pytest.raises(ValueError):
             xs[2] @ xs[3]
+
+
+@pytest.mark.parametrize("below", BELOW)
+def test_temporaries_reused_as_numpy(below):
+    # A temporary takes the result where NumPy's would have its dtype; the decision is
+    # cached per layout and operand kind, so each case runs twice.
+    i8 = numpy.array([100, -7, 3, 120], dtype=numpy.int8)
+    f = ref((4,), seed=18)
+    with config.set(replicate_below=below):
+        x, y = sp.array(i8), sp.array(f)
+        for _ in range(2):
+            assert_eq((x * 1) + 5, (i8 * 1) + 5, exact=True)
+            assert_eq((x * 1) + 2.5, (i8 * 1) + 2.5, exact=True)  # float64: not into the int8 temporary
+            assert_eq((x * 1) + numpy.int16(3), (i8 * 1) + numpy.int16(3), exact=True)
+            assert_eq((y * 2.0) - y, (f * 2.0) - f, exact=True)
+            assert_eq((y * 2.0) * x, (f * 2.0) * i8, exact=True)
+            assert_eq(1.5 - (y + 0.0), 1.5 - (f + 0.0), exact=True)
+            with pytest.raises(OverflowError):
+                (x * 1) + 300

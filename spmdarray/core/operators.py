@@ -116,23 +116,72 @@ def _reusable(a) -> bool:
     return sys.getrefcount(alloc) - LOCAL <= 1 + cached
 
 
+#: (ufunc, order, a's layout, view map and dtype, b's key) -> whether ``a`` can take the result
+_REUSE: dict = {}
+
+
+def _reuse_key(ufunc, a, b, args) -> tuple | None:
+    """The :data:`_REUSE` key of :func:`_maybe_reuse`'s decision, or None (not cached):
+    global metadata only, as the decision."""
+    s = a._s
+    t = type(b)
+    if t is type(a):
+        if b._s is s:
+            return None
+        bs = b._s
+        bk = (bs.layout, b._map, bs.dtype)
+    elif t is float or t is complex or t is bool:
+        bk = t
+    elif t is int:  # what decides NumPy's overflow errors (as the fast path's key)
+        bk = (int, b.bit_length() if b >= 0 else -1 - (~b).bit_length())
+    elif isinstance(b, np.generic):
+        bk = (t, b.dtype)
+    else:
+        return None
+    return (ufunc, args[0] is a, s.layout, a._map, s.dtype, bk)
+
+
 def _maybe_reuse(ufunc, a, b, args):
-    """``(a,)`` when ``ufunc(a, b)`` can be written into ``a``, else None."""
+    """``(a,)`` when ``ufunc(a, b)`` can be written into ``a``, else None.
+
+    The decision is cached per :func:`_reuse_key` where it does not depend on
+    the layout the engine would choose (that may depend on settings).
+    """
+    key = _reuse_key(ufunc, a, b, args)
+    hit = _REUSE.get(key) if key is not None else None
+    if hit is not None:
+        return (a,) if hit else None
+    res, settled = _decide_reuse(ufunc, a, b, args)
+    if key is not None and settled:
+        if len(_REUSE) >= 4096:
+            _REUSE.clear()
+        _REUSE[key] = res is not None
+    return res
+
+
+def _decide_reuse(ufunc, a, b, args):
+    """:func:`_maybe_reuse`'s decision, and whether it rests on global metadata only."""
     # Reuse only where ``a``'s layout is the one the engine would choose anyway:
     # the decision rests on per-rank reference counts (a ``.local`` kept on some
     # ranks only), so it must never change the result's layout.
     if a.ndim == 0 or any(f is not None for f in a._layout.gfixed):
-        return None
+        return None, True
     if isinstance(b, OperatorsMixin):
         if b.shape != a.shape or b._s is a._s:
-            return None
-        if b._layout != a._layout and ops.choose_layout(a._s.ctx, args, a.shape) != a._layout:
-            return None  # the operation is computed on another layout (the cheaper one)
+            return None, b._s is not a._s
+        if b._layout != a._layout:
+            return (
+                None if ops.choose_layout(a._s.ctx, args, a.shape) != a._layout else _same_dtype(ufunc, a, args)
+            ), False
     elif isinstance(b, (np.ndarray, np.generic)):
         if np.ndim(b) > a.ndim or (np.ndim(b) and np.broadcast_shapes(np.shape(b), a.shape) != a.shape):
-            return None
+            return None, True
     elif not isinstance(b, (int, float, complex, bool)):
-        return None
+        return None, True
+    return _same_dtype(ufunc, a, args), True
+
+
+def _same_dtype(ufunc, a, args):
     # The engine's dtype check for these operands (cached, so done once).
     dtypes = ops.result_dtypes(ufunc, args)
     return (a,) if dtypes is not None and dtypes[0] == a.dtype else None
