@@ -12,6 +12,7 @@ at ``start``.  ``newaxis`` axes walk no base axis (``base_axis == -1``).
 
 from __future__ import annotations
 
+import numbers
 import operator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -233,7 +234,7 @@ _INDEX_MAPS: dict = {}  # (view map, hashable key) -> (view map, whether a 0-d r
 
 
 def _key_token(key) -> tuple | None:
-    """A hashable stand-in for a basic key of Python ints, slices of Python ints
+    """A hashable stand-in for a basic key of integers, slices of Python ints
     (or None), ``None`` and ``...``; None for any other key (never cached)."""
     if type(key) is not tuple:
         key = (key,)
@@ -242,6 +243,8 @@ def _key_token(key) -> tuple | None:
         t = type(k)
         if t is int or k is None or k is Ellipsis:
             out.append(k)
+        elif t is not bool and isinstance(k, numbers.Integral):  # NumPy's integer scalars
+            out.append(int(k))
         elif t is slice:
             a, b, c = k.start, k.stop, k.step
             if (a is None or type(a) is int) and (b is None or type(b) is int) and (c is None or type(c) is int):
@@ -258,7 +261,7 @@ def index_map(vmap: ViewMap, key) -> tuple[ViewMap, bool]:
     gives a scalar there (a 0-d result with no ``...`` and no ``None``).
 
     Not collective.  Raises as :func:`normalize_key` does (``IndexError``,
-    ``NotImplementedError`` for advanced keys).  Keys of Python ints, slices
+    ``NotImplementedError`` for advanced keys).  Keys of integers, slices
     of Python ints, ``None`` and ``...`` are cached per view map, so the
     repeated ``A[1:-1, j]`` of a loop costs a dictionary lookup.
 

@@ -237,3 +237,18 @@ def test_temporaries_reused_as_numpy(below):
             assert_eq(1.5 - (y + 0.0), 1.5 - (f + 0.0), exact=True)
             with pytest.raises(OverflowError):
                 (x * 1) + 300
+
+
+@pytest.mark.parametrize("below", BELOW)
+def test_numpy_integer_keys(below):
+    a = ref((5, 6, 4), seed=19)
+    idx = numpy.array([[0, 3], [4, 1]], dtype=numpy.int32)
+    with config.set(replicate_below=below):
+        x = sp.array(a)
+        for _ in range(2):
+            for k in (idx[0, 1], numpy.int64(-1), numpy.uint8(2)):
+                assert_eq(x[1, k], a[1, k], exact=True)
+                assert_eq(x[k, 1:], a[k, 1:], exact=True)
+            assert_eq(x[numpy.array(2), :2], a[numpy.array(2), :2], exact=True)
+        with pytest.raises(IndexError):
+            x[numpy.int32(5)]
