@@ -25,7 +25,8 @@ from spmdarray.core.refs import ATTRIBUTE
 from spmdarray.core.registry import ops
 from spmdarray.core.storage import Storage
 from spmdarray.core.thunk import READERS
-from spmdarray.decomposition import Layout, ViewMap, index_map, view_layout
+from spmdarray.core.viewcache import view_of_key
+from spmdarray.decomposition import Layout, ViewMap, view_layout
 
 __all__ = ["ndarray"]
 
@@ -216,24 +217,29 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         v = read_at(self, key)
         if v is not NOT_ELEMENT:  # one element: a read from its owner, no view
             return v
-        # As in NumPy, an index containing ``...`` or ``None`` gives an array, never a scalar.
+        st = self._view_st()
         try:
-            vmap, scalar = index_map(self._map, key)
+            vmap, lay, scalar = view_of_key(st.layout, self._map, key)
         except NotImplementedError:  # integer arrays or boolean masks
             return ops.getitem(self, key)
-        view = ndarray._new(self._view_st(), vmap)
-        if scalar:
-            return view._scalar()
-        return view
+        view = ndarray._new(st, vmap)
+        view._lay = lay
+        return view._scalar() if scalar else view
 
     def __setitem__(self, key, value) -> None:
         if write_at(self, key, value):
             return  # one element set to a scalar: written by its owner only
+        st = self._view_st()
         try:
-            vmap, scalar = index_map(self._map, key)
+            vmap, lay, scalar = view_of_key(st.layout, self._map, key)
         except NotImplementedError:  # integer arrays or boolean masks
             return ops.setitem(self, key, value)
-        view = ndarray._new(self._view_st(), vmap)
+        if type(value) is ndarray and value._s is st and value._map == vmap and not vmap.broadcast_axes:
+            # ``x[key] op= y`` stores back the view it just updated in place: NumPy's
+            # copy of a view onto itself, which changes nothing (the update was recorded).
+            return
+        view = ndarray._new(st, vmap)
+        view._lay = lay
         if scalar:
             # One element (NumPy's scalar assignment): the value must be 0-d too.
             if (value.ndim if hasattr(value, "ndim") else np.ndim(value)) > 0:

@@ -1,0 +1,67 @@
+"""Cached basic indexing: the view map and layout of ``x[key]`` computed once per key.
+
+Loops over rows (``A[i, :i]``, ``C[:i + 1, k]``) index with the same few keys
+again and again; normalising the key and composing the view map cost far
+more than the NumPy view they describe.  :func:`view_of_key` remembers, per
+(base layout, view map, key), the resulting view map, its layout and whether
+NumPy would give a scalar.  Only keys made of Python ints, slices, ``None``
+and ``...`` are cached (the others, NumPy integers and arrays among them,
+take the general path); a key that raises is never cached, so errors are
+those of :func:`~spmdarray.decomposition.normalize_key`.
+"""
+
+from __future__ import annotations
+
+from spmdarray.decomposition import Layout, ViewMap, normalize_key, view_layout
+
+__all__ = ["view_of_key"]
+
+_VIEWS: dict = {}
+_MAX_VIEWS = 8192
+
+
+def _hashable(key):
+    """A hashable stand-in for a basic ``key``, or None (not cached).  Not collective."""
+    if type(key) is not tuple:
+        key = (key,)
+    out = []
+    for k in key:
+        t = type(k)
+        if t is int or k is None or k is Ellipsis:
+            out.append(k)
+        elif t is slice:
+            s = (k.start, k.stop, k.step)
+            for part in s:
+                if part is not None and type(part) is not int:
+                    return None
+            out.append(s)
+        else:
+            return None
+    return tuple(out)
+
+
+def view_of_key(layout: Layout, vmap: ViewMap, key) -> tuple[ViewMap, Layout, bool]:
+    """``(view map, view layout, scalar)`` of basic index ``key`` into a view ``vmap`` of a
+    base array laid out as ``layout``.  Not collective.
+
+    ``scalar`` says whether NumPy gives a scalar (a 0-d result from integers only).
+    Raises ``NotImplementedError`` for advanced indices and NumPy's ``IndexError``
+    for bad ones, as :func:`~spmdarray.decomposition.normalize_key`.
+    """
+    hk = _hashable(key)
+    if hk is not None:
+        ck = (layout, vmap, hk)
+        hit = _VIEWS.get(ck)
+        if hit is not None:
+            return hit
+    # As in NumPy, an index containing ``...`` gives an array, never a scalar.
+    ell = key is Ellipsis or (isinstance(key, tuple) and any(k is Ellipsis for k in key))
+    nkey = normalize_key(key, vmap.shape)
+    view = vmap.getitem(nkey)
+    scalar = not view.shape and not ell and all(k is not None for k in nkey)
+    hit = (view, view_layout(layout, view), scalar)
+    if hk is not None:
+        if len(_VIEWS) >= _MAX_VIEWS:
+            _VIEWS.clear()
+        _VIEWS[ck] = hit
+    return hit

@@ -1,0 +1,143 @@
+"""Loops over rows of small matrices (npbench's linear-algebra kernels) against NumPy.
+
+Basic indexing goes through a cache of view maps per key
+(``spmdarray.core.viewcache``), and ``x[key] op= y`` stores nothing back
+when the value is the view it updated.  Every loop runs with the default
+``replicate_below`` (replicated arrays, NumPy on every rank) and with 0
+(every array split), and must equal NumPy bit for bit where the
+computation is exact.
+
+Run at 1, 2, 3 and 4 ranks::
+
+    mpiexec -n 3 python -m pytest -q tests/test_row_loops.py
+"""
+
+from __future__ import annotations
+
+import numpy
+import pytest
+from helpers import assert_eq, ref
+
+import spmdarray as sp
+from spmdarray.settings import FIELDS, config
+
+DEFAULT = FIELDS["replicate_below"].default
+BELOW = [DEFAULT, 0]
+
+
+def _syrk(xp, C, A):
+    for i in range(A.shape[0]):
+        C[i, : i + 1] *= 1.2
+        for k in range(A.shape[1]):
+            C[i, : i + 1] += 1.5 * A[i, k] * A[: i + 1, k]
+    return C
+
+
+def _trmm(xp, A, B):
+    for i in range(B.shape[0]):
+        for j in range(B.shape[1]):
+            B[i, j] += A[i + 1 :, i] @ B[i + 1 :, j]
+    return B
+
+
+def _lu(xp, A):
+    for i in range(A.shape[0]):
+        for j in range(i):
+            A[i, j] -= A[i, :j] @ A[:j, j]
+            A[i, j] /= A[j, j]
+        for j in range(i, A.shape[0]):
+            A[i, j] -= A[i, :i] @ A[:i, j]
+    return A
+
+
+def _views(xp, A):
+    # Views alias: writes through one are seen by another, negative steps and newaxis.
+    v = A[1:-1, ::-2]
+    v += 1
+    w = A[..., None][2:, 1:3, 0]
+    w[...] = w * 2
+    A[0] = A[-1, ::-1]
+    A[:, 0] -= A[:, -1]
+    return A
+
+
+@pytest.mark.parametrize("below", BELOW)
+@pytest.mark.parametrize("shape", [(7, 5), (1, 4), (9, 9)])
+def test_syrk_rows(below, shape):
+    c, a = ref((shape[0], shape[0]), float, 1), ref(shape, float, 2)
+    expected = _syrk(numpy, c.copy(), a)
+    with config.set(replicate_below=below):
+        got = _syrk(sp, sp.array(c), sp.array(a))
+    assert_eq(got, expected, exact=below > 0)
+
+
+@pytest.mark.parametrize("below", BELOW)
+def test_trmm_and_lu(below):
+    a, b = ref((6, 6), float, 3) + 6 * numpy.eye(6), ref((6, 4), float, 4)
+    with config.set(replicate_below=below):
+        got_t = _trmm(sp, sp.array(a), sp.array(b))
+        got_l = _lu(sp, sp.array(a))
+    assert_eq(got_t, _trmm(numpy, a, b.copy()), rtol=1e-12)
+    assert_eq(got_l, _lu(numpy, a.copy()), rtol=1e-12)
+
+
+@pytest.mark.parametrize("below", BELOW)
+@pytest.mark.parametrize("dtype", [float, numpy.int64])
+def test_views_alias(below, dtype):
+    a = ref((6, 7), dtype, 5)
+    expected = _views(numpy, a.copy())
+    with config.set(replicate_below=below):
+        x = sp.array(a)
+        got = _views(sp, x)
+        for _ in range(2):  # the second time from the cache
+            assert_eq(x[2:5, ::3], expected[2:5, ::3], exact=True)
+            assert x[1, 2:2].shape == (0,)
+            assert float(x[3, 4]) == float(expected[3, 4])
+    assert_eq(got, expected, exact=True)
+
+
+@pytest.mark.parametrize("below", BELOW)
+def test_self_store_of_a_view(below):
+    # x[k] = x[k] (and x[k] op= y) changes nothing; a different view of the same storage copies.
+    a = ref((5, 6), float, 6)
+    expected = a.copy()
+    expected[1:4] = expected[1:4]
+    expected[1:4] += 1.0
+    expected[0, :] = expected[0, ::-1]
+    expected[2:, 1] = expected[:3, 1].copy()
+    with config.set(replicate_below=below):
+        x = sp.array(a)
+        x[1:4] = x[1:4]
+        x[1:4] += 1.0
+        x[0, :] = x[0, ::-1]
+        x[2:, 1] = x[:3, 1]
+    assert_eq(x, expected, exact=True)
+
+
+@pytest.mark.parametrize("below", BELOW)
+def test_index_errors_every_time(below):
+    with config.set(replicate_below=below):
+        x = sp.zeros((4, 3))
+        for _ in range(2):
+            with pytest.raises(IndexError, match="out of bounds"):
+                x[4, :]
+            with pytest.raises(IndexError, match="too many indices"):
+                x[1, :, 2]
+            with pytest.raises(IndexError, match="out of bounds"):
+                x[:, 3] = 1.0
+        assert x[numpy.int64(1), 1:].shape == (2,)
+        assert_eq(x[[0, 2], :2], numpy.zeros((2, 2)), exact=True)
+
+
+def test_halo_stale_after_row_update():
+    # A split array read through a shifted view after a row update sees the new values.
+    with config.set(replicate_below=0):
+        a = ref((8, 8), float, 7)
+        x = sp.array(a)
+        s1 = x[1:-1, 1:-1] + x[2:, 1:-1]
+        for i in range(8):
+            x[i, : i + 1] += 1.0
+            a[i, : i + 1] += 1.0
+        s2 = x[1:-1, 1:-1] + x[2:, 1:-1]
+    assert_eq(s1, ref((8, 8), float, 7)[1:-1, 1:-1] + ref((8, 8), float, 7)[2:, 1:-1], exact=True)
+    assert_eq(s2, a[1:-1, 1:-1] + a[2:, 1:-1], exact=True)
