@@ -141,3 +141,22 @@ def test_halo_stale_after_row_update():
         s2 = x[1:-1, 1:-1] + x[2:, 1:-1]
     assert_eq(s1, ref((8, 8), float, 7)[1:-1, 1:-1] + ref((8, 8), float, 7)[2:, 1:-1], exact=True)
     assert_eq(s2, a[1:-1, 1:-1] + a[2:, 1:-1], exact=True)
+
+
+def _trisolv(xp, L, x, b):
+    for i in range(x.shape[0]):
+        x[i] = (b[i] - L[i, :i] @ x[:i]) / L[i, i]
+    return x
+
+
+@pytest.mark.parametrize("below", [DEFAULT, 30, 0])
+def test_trisolv_split_rows_times_replicated_vector(below):
+    # At 30 the matrix is split and the vectors replicated: a row of L is fetched whole.
+    n = 8
+    L, b = numpy.tril(ref((n, n), float, 8)) + n * numpy.eye(n), ref((n,), float, 9)
+    expected = _trisolv(numpy, L, numpy.zeros(n), b)
+    with config.set(replicate_below=below):
+        got = _trisolv(sp, sp.array(L), sp.zeros(n), sp.array(b))
+        row = sp.array(L)[5, 1:6] @ sp.array(L)[1:6, 2]
+    assert_eq(got, expected, exact=below == DEFAULT)
+    assert float(row) == pytest.approx(float(L[5, 1:6] @ L[1:6, 2]), rel=1e-12)

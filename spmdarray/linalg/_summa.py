@@ -16,7 +16,7 @@ import numpy as np
 
 from spmdarray.comm import agree, bcast_array, errors_may_raise
 from spmdarray.core.array import ndarray
-from spmdarray.core.placement import default_layout, is_small, is_whole
+from spmdarray.core.placement import default_layout, gather_view, is_small, is_whole
 from spmdarray.core.storage import Storage
 from spmdarray.decomposition import Layout, block_bounds, box_size, find_coord, unravel
 from spmdarray.engine import elementwise as _engine
@@ -96,9 +96,10 @@ def _replicated_product(ctx, a, b, dtype):
     both are replicated.  The result takes the default layout of its shape."""
     whole = []
     for x in (a, b):
-        if not is_whole(x._layout):
-            x = redistribute(x, Layout.replicated(x.shape, ctx.size))
-        whole.append(x._block)
+        if is_whole(x._layout):
+            whole.append(x._block)
+        else:  # one Bcast (a row of a row-split array) or Allgatherv; nothing on one rank
+            whole.append(x._st.be.asarray(gather_view(x._st, x._map, x._layout)))
     full = whole[0].astype(dtype, copy=False) @ whole[1].astype(dtype, copy=False)
     if not full.ndim:  # vector @ vector: a NumPy scalar, as NumPy gives
         return np.asarray(a._st.be.to_host(full))[()]
