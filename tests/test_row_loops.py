@@ -160,3 +160,36 @@ def test_trisolv_split_rows_times_replicated_vector(below):
         row = sp.array(L)[5, 1:6] @ sp.array(L)[1:6, 2]
     assert_eq(got, expected, exact=below == DEFAULT)
     assert float(row) == pytest.approx(float(L[5, 1:6] @ L[1:6, 2]), rel=1e-12)
+
+
+def _cholesky(xp, A):
+    A[0, 0] = xp.sqrt(A[0, 0])
+    for i in range(1, A.shape[0]):
+        for j in range(i):
+            A[i, j] -= xp.dot(A[i, :j], A[j, :j])
+            A[i, j] /= A[j, j]
+        A[i, i] -= xp.dot(A[i, :i], A[i, :i])
+        A[i, i] = xp.sqrt(A[i, i])
+    return A
+
+
+@pytest.mark.parametrize("below", BELOW)
+def test_cholesky_and_owned_results(below):
+    n = 7
+    m = ref((n, n), float, 10)
+    a = m @ m.T + n * numpy.eye(n)
+    u = ref((n,), float, 11)
+    with config.set(replicate_below=below):
+        got = _cholesky(sp, sp.array(a))
+        x = sp.array(a)
+        # NumPy's new results become the replicated arrays themselves: they own their memory.
+        o = sp.outer(x[0], x[1])
+        d = sp.dot(x, x)
+        w = sp.where(x > 0, u, 0.0)
+        o[0, 0] = d[0, 0] = w[0, 0] = -1.0
+        assert_eq(x, a, exact=True)
+    assert numpy.array_equal(u, ref((n,), float, 11))
+    assert_eq(got, _cholesky(numpy, a.copy()), exact=below > 0)
+    expected_o = numpy.outer(a[0], a[1])
+    expected_o[0, 0] = -1.0
+    assert_eq(o, expected_o, exact=True)

@@ -10,6 +10,7 @@ elements without messages.  Larger arrays get the balanced block layout.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -35,10 +36,12 @@ def default_layout(shape: tuple[int, ...], nprocs: int) -> Layout:
     return Layout.balanced(shape, nprocs)
 
 
+@lru_cache(maxsize=4096)
 def is_whole(layout: Layout) -> bool:
     """Whether every rank holds the whole array (replicated on every grid axis).  Not collective.
 
     A split layout on one rank is not whole: it takes the distributed paths.
+    Cached per layout (asked for every operand of every operation).
     """
     return all(a is None and f is None for a, f in zip(layout.gaxis, layout.gfixed))
 

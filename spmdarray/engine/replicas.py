@@ -28,12 +28,14 @@ class _Split(Exception):
 
 
 def _copies(obj, found: list):
-    """``obj`` with each replicated spmdarray array replaced by its local copy."""
+    """``obj`` with each replicated spmdarray array replaced by its local copy
+    (appended to ``found`` with the array, as ``(array, copy)``)."""
     if isinstance(obj, ndarray):
         if not is_whole(obj._layout):
             raise _Split
-        found.append(obj)
-        return obj._block
+        block = obj._block
+        found.append((obj, block))
+        return block
     if type(obj) is list or type(obj) is tuple:
         return type(obj)(_copies(o, found) for o in obj)
     return obj
@@ -62,16 +64,31 @@ def adopt(ctx, be, res) -> ndarray:
     return out
 
 
-def _wrap(ctx, be, res):
+def _passed(res, args, kwargs) -> bool:
+    """Whether ``res`` is one of the NumPy arrays the caller passed (to lists and tuples one deep)."""
+    for a in (*args, *kwargs.values()):
+        if a is res or ((type(a) is list or type(a) is tuple) and any(e is res for e in a)):
+            return True
+    return False
+
+
+def _wrap(ctx, be, res, args, kwargs):
     if be.is_device and be.is_block(res) and not res.ndim:
         return np.asarray(be.to_host(res))[()]  # CuPy's 0-d result: NumPy's scalar
     if isinstance(res, np.ndarray) or be.is_block(res):
-        return adopt(ctx, be, res)
+        lay = default_layout(res.shape, ctx.size)
+        if type(res) is np.ndarray and not be.is_device and is_whole(lay) and _ownable(res, args, kwargs):
+            # NumPy's new result is the copy itself (it aliases no input: checked before).
+            return ndarray._new(Storage(ctx, lay, res.dtype, alloc=res), None)
+        out = ndarray._new(Storage(ctx, lay, res.dtype), None)
+        if lay.owned_size(ctx.rank):
+            out._block[...] = be.asarray(res[tuple(slice(lo, hi) for lo, hi in lay.block(ctx.rank))])
+        return out
     if isinstance(res, tuple):
-        items = [_wrap(ctx, be, r) for r in res]
+        items = [_wrap(ctx, be, r, args, kwargs) for r in res]
         return type(res)._make(items) if hasattr(res, "_fields") else tuple(items)
     if isinstance(res, list):
-        return [_wrap(ctx, be, r) for r in res]
+        return [_wrap(ctx, be, r, args, kwargs) for r in res]
     return res
 
 
@@ -90,19 +107,26 @@ def call_on_replicas(func, args, kwargs):
     found: list = []
     try:
         largs = _copies(args, found)
-        lkw = {k: _copies(v, found) for k, v in kwargs.items()}
+        lkw = {k: _copies(v, found) for k, v in kwargs.items()} if kwargs else kwargs
     except _Split:
         return NotImplemented
     if not found:
         return NotImplemented
-    ctx = found[0]._st.ctx
-    if any(x._st.ctx is not ctx for x in found):
+    st = found[0][0]._st
+    ctx, be = st.ctx, st.be
+    if any(x._st.ctx is not ctx for x, _ in found):
         return NotImplemented
-    be = found[0]._st.be
-    inputs = [x._block for x in found]
     res = func(*largs, **lkw)
-    if _aliases(be, res, inputs):
+    if _aliases(be, res, [block for _, block in found]):
         return NotImplemented
-    for x in found:  # an in-place function may have written a copy
+    for x, _ in found:  # an in-place function may have written a copy
         x._st.bump()
-    return _wrap(ctx, be, res)
+    return _wrap(ctx, be, res, args, kwargs)
+
+
+def _ownable(res: np.ndarray, args, kwargs) -> bool:
+    """Whether a NumPy result can be a replicated array's allocation as it is: a
+    C-contiguous, writeable array that owns its memory, of a dtype spmdarray holds,
+    and not a NumPy array the caller passed in."""
+    f = res.flags
+    return f.c_contiguous and f.writeable and f.owndata and not res.dtype.hasobject and not _passed(res, args, kwargs)
