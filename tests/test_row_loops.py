@@ -193,3 +193,22 @@ def test_cholesky_and_owned_results(below):
     expected_o = numpy.outer(a[0], a[1])
     expected_o[0, 0] = -1.0
     assert_eq(o, expected_o, exact=True)
+
+
+@pytest.mark.parametrize("below", [DEFAULT, 100, 0])
+def test_covariance_vector_times_split_matrix(below):
+    # Row vectors times column ranges of a (split at 0 and 100) matrix; on one rank NumPy's product itself.
+    m, n = 9, 13
+    data = ref((n, m), float, 12)
+    expected = numpy.zeros((m, m))
+    for i in range(m):
+        expected[i:m, i] = expected[i, i:m] = data[:, i] @ data[:, i:m] / (n - 1.0)
+    with config.set(replicate_below=below):
+        d = sp.array(data)
+        cov = sp.zeros((m, m))
+        for i in range(m):
+            cov[i:m, i] = cov[i, i:m] = d[:, i] @ d[:, i:m] / (n - 1.0)
+        mm = d.T @ d
+    exact = below == DEFAULT or sp.array(data).comm.Get_size() == 1
+    assert_eq(cov, expected, exact=exact)
+    assert_eq(mm, data.T @ data, exact=exact)

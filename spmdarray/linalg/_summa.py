@@ -84,8 +84,9 @@ def matmul_2d(ctx, a, b, out=None):
 
 def _replica_operands(a, b) -> bool:
     """Whether ``a @ b`` is computed whole on every rank: both operands are
-    replicated, or both are small (below ``config.replicate_below``)."""
-    if is_whole(a._layout) and is_whole(b._layout):
+    replicated, or both are small (below ``config.replicate_below``), or the
+    communicator has one rank (which holds both whole)."""
+    if (is_whole(a._layout) and is_whole(b._layout)) or a._st.ctx.size == 1:
         return True
     return is_small(a.shape) and is_small(b.shape)
 
@@ -96,7 +97,7 @@ def _replicated_product(ctx, a, b, dtype):
     both are replicated.  The result takes the default layout of its shape."""
     whole = []
     for x in (a, b):
-        if is_whole(x._layout):
+        if is_whole(x._layout) or ctx.size == 1:
             whole.append(x._block)
         else:  # one Bcast (a row of a row-split array) or Allgatherv; nothing on one rank
             whole.append(x._st.be.asarray(gather_view(x._st, x._map, x._layout)))
