@@ -16,10 +16,9 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from spmdarray.core import fetch as _fetch
 from spmdarray.core.array import ndarray
-from spmdarray.core.placement import is_whole
 from spmdarray.core.registry import GUFUNCS, implements, provides
 from spmdarray.engine import elementwise as _engine
-from spmdarray.engine.replicas import adopt
+from spmdarray.engine.replicas import call_on_replicas
 from spmdarray.linalg._batch import gufunc, operand
 from spmdarray.linalg._summa import _summa, matmul_2d
 from spmdarray.routines.creation import array, empty, eye
@@ -72,8 +71,9 @@ def matmul(a, b, out=None, **kwargs):
         For gufunc keyword arguments other than ``dtype`` (``axes=`` ...).
     """
     if out is None and not kwargs and type(a) is ndarray and type(b) is ndarray:
-        res = _whole_product(a, b)
-        if res is not None:
+        # Replicated operands: NumPy's matmul on each rank's copies (its errors too, alike on every rank).
+        res = call_on_replicas(np.matmul, (a, b), kwargs)
+        if res is not NotImplemented:
             return res
     dtype = kwargs.pop("dtype", None)
     for k in ("casting", "order", "subok"):
@@ -101,20 +101,6 @@ def matmul(a, b, out=None, **kwargs):
             f"(n?,k),(k,m?)->(n?,m?) (size {kb} is different from {ka})"
         )
     return matmul_2d(ctx, a, b, out)
-
-
-def _whole_product(a, b):
-    """``a @ b`` by NumPy on the copies every rank holds of two replicated arrays of one
-    dtype and context, or None (nothing done).  Collective in the sense of :func:`matmul`;
-    it sends nothing.  NumPy's result (a scalar for two vectors) and errors, alike on every rank.
-    """
-    sa, sb = a._s, b._s
-    if sa.deferred or sb.deferred or sa.ctx is not sb.ctx or sa.dtype != sb.dtype or sa.be.is_device:
-        return None
-    if not (a.ndim and b.ndim and is_whole(a._layout) and is_whole(b._layout)):
-        return None
-    res = np.matmul(a._block, b._block)
-    return adopt(sa.ctx, sa.be, res) if isinstance(res, np.ndarray) else res
 
 
 def _dot_2d(a, b, out=None):
