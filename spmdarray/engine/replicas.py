@@ -106,7 +106,17 @@ def call_on_replicas(func, args, kwargs):
         return NotImplemented
     found: list = []
     try:
-        largs = _copies(args, found)
+        # Top-level arguments in a plain loop: the common call, f(x, y), recurses no further.
+        largs = []
+        for a in args:
+            if type(a) is ndarray:
+                if not is_whole(a._layout):
+                    return NotImplemented
+                block = a._block
+                found.append((a, block))
+                largs.append(block)
+            else:
+                largs.append(_copies(a, found))
         lkw = {k: _copies(v, found) for k, v in kwargs.items()} if kwargs else kwargs
     except _Split:
         return NotImplemented
