@@ -212,3 +212,52 @@ def test_covariance_vector_times_split_matrix(below):
     exact = below == DEFAULT or sp.array(data).comm.Get_size() == 1
     assert_eq(cov, expected, exact=exact)
     assert_eq(mm, data.T @ data, exact=exact)
+
+
+def _gramschmidt(xp, A):
+    Q = xp.zeros_like(A)
+    R = xp.zeros((A.shape[1], A.shape[1]), dtype=A.dtype)
+    for k in range(A.shape[1]):
+        nrm = xp.dot(A[:, k], A[:, k])
+        R[k, k] = xp.sqrt(nrm)
+        Q[:, k] = A[:, k] / R[k, k]
+        for j in range(k + 1, A.shape[1]):
+            R[k, j] = xp.dot(Q[:, k], A[:, j])
+            A[:, j] -= Q[:, k] * R[k, j]
+    return Q, R
+
+
+@pytest.mark.parametrize("below", BELOW)
+def test_gramschmidt_slice_assignments(below):
+    a = ref((8, 5), float, 13)
+    eq, er = _gramschmidt(numpy, a.copy())
+    with config.set(replicate_below=below):
+        q, r = _gramschmidt(sp, sp.array(a))
+    assert_eq(q, eq, exact=below > 0)
+    assert_eq(r, er, exact=below > 0)
+
+
+@pytest.mark.parametrize("below", BELOW)
+def test_slice_assignment_casts_broadcasts_and_raises_alike(below):
+    a = ref((4, 6), numpy.int8, 14)
+    e = a.copy()
+    e[1:3] = e[0]
+    e[0, ::2] = 7
+    e[3, 1:4] = numpy.float64(2.75)
+    e[2:, :3] = e[:2, 3:]
+    e[1:, 1:] = e[:-1, :-1]  # overlapping source and destination
+    with config.set(replicate_below=below):
+        x = sp.array(a)
+        x[1:3] = x[0]
+        x[0, ::2] = 7
+        x[3, 1:4] = numpy.float64(2.75)
+        x[2:, :3] = x[:2, 3:]
+        x[1:, 1:] = x[:-1, :-1]
+        assert_eq(x, e, exact=True)
+        with pytest.raises(OverflowError):
+            x[0, :2] = 300
+        with pytest.raises(ValueError, match="could not broadcast"):
+            x[0, :2] = x[1, :3]
+        with pytest.raises(ValueError, match="read-only"):
+            sp.broadcast_to(x[0], (3, 6))[1:, :] = 1
+    assert_eq(x, e, exact=True)

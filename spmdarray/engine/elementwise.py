@@ -18,6 +18,7 @@ from spmdarray.comm import agree, agreement, bcast_array, errors_may_raise, labe
 from spmdarray.core.array import ndarray
 from spmdarray.core.dtypes import _checked_dtypes, _dummy, _shape_of
 from spmdarray.core.fetch import _as_operand, choose_layout, context_of, fetch, is_distributed
+from spmdarray.core.placement import is_whole
 from spmdarray.core.registry import provides
 from spmdarray.core.storage import Storage
 from spmdarray.decomposition import Layout
@@ -248,7 +249,7 @@ def assign(dst, value) -> None:
     check_writeable(dst)
     if type(value) is ndarray and value._s.deferred and fused_assign(dst, value):
         return
-    if _assign_whole(dst, value):
+    if _assign_replicated(dst, value):
         return
     value = _as_operand(value)
     vshape = _shape_of(value)
@@ -294,40 +295,37 @@ def assign(dst, value) -> None:
     dst._st.bump()
 
 
-def _assign_whole(dst, value) -> bool:
-    """``dst[...] = value`` straight between blocks, as :func:`assign` computes it, when
-    every rank holds all of ``dst`` and ``value`` is either an array of the same shape,
-    dtype and context that every rank holds whole (and not deferred), or a float into
-    a float64 or complex128 array: nothing to fetch and no cast that can fail, so
-    nothing to agree.  False, having done nothing, otherwise.  Collective (every rank
-    decides alike: the layouts, shapes and dtypes are global).
+_SCALARS = (float, int, complex, bool)
+
+
+def _assign_replicated(dst, value) -> bool:
+    """``dst[...] = value`` by NumPy's own assignment when every rank holds all of
+    ``dst`` and of ``value`` (a replicated array or a number) in host memory; False
+    (nothing done) otherwise.  Collective in the sense of :func:`assign`.
+
+    Every rank then does the same NumPy assignment on the same data, so NumPy's
+    broadcasting, casting and errors (raised alike on every rank) need no check here.
     """
-    s = dst._s
-    if type(value) is ndarray:
+    st = dst._s
+    if st.deferred or st.be.is_device or not is_whole(dst._layout):
+        return False
+    t = type(value)
+    if t is ndarray:
         vs = value._s
-        if vs.deferred or vs.ctx is not s.ctx or vs.dtype != s.dtype or value._map.shape != dst._map.shape:
+        if vs.deferred or vs.ctx is not st.ctx or vs.be.is_device or not is_whole(value._layout):
             return False
-        if not _replicated(value._layout):
-            return False
-    elif type(value) not in _FLOATS or s.dtype.char not in "dD":
-        return False
-    lay = dst._layout
-    if not _replicated(lay):
-        return False
-    st = dst._st
-    d = st.view_of(dst._map, lay.block(st.ctx.rank))
-    if type(value) is ndarray:
         loc = value._block
-        if st.be.xp.may_share_memory(loc, d):
-            loc = loc.copy()  # as if the value were copied first (see assign)
-        d[...] = loc
+    elif t in _SCALARS or (isinstance(value, np.generic) and value.dtype.kind in "biufc"):
+        loc = value
     else:
-        d[...] = value
+        return False
+    st = dst._st  # deferred readers of it computed, messages into it completed
+    d = st.view_of(dst._map, dst._layout.block(st.ctx.rank))
+    if t is ndarray and np.may_share_memory(loc, d):
+        loc = loc.copy()  # as the general path: as if the value were copied first
+    d[...] = loc
     st.bump()
     return True
-
-
-_FLOATS = (float, np.float64)
 
 
 def _op_label(frame) -> tuple[str, str]:
