@@ -16,6 +16,7 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from spmdarray.core import fetch as _fetch
 from spmdarray.core.array import ndarray
+from spmdarray.core.placement import is_whole
 from spmdarray.core.registry import GUFUNCS, implements, provides
 from spmdarray.engine import elementwise as _engine
 from spmdarray.engine.replicas import call_on_replicas
@@ -72,6 +73,10 @@ def matmul(a, b, out=None, **kwargs):
     """
     if out is None and not kwargs and type(a) is ndarray and type(b) is ndarray:
         # Replicated operands: NumPy's matmul on each rank's copies (its errors too, alike on every rank).
+        sa, sb = a._st, b._st
+        if a.ndim == 1 == b.ndim and sa.ctx is sb.ctx and not sa.be.is_device and not sb.be.is_device:
+            if is_whole(a._layout) and is_whole(b._layout):
+                return np.matmul(a._block, b._block)  # vector @ vector: a NumPy scalar, nothing to wrap
         res = call_on_replicas(np.matmul, (a, b), kwargs)
         if res is not NotImplemented:
             return res
