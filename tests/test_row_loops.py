@@ -261,3 +261,17 @@ def test_slice_assignment_casts_broadcasts_and_raises_alike(below):
         with pytest.raises(ValueError, match="read-only"):
             sp.broadcast_to(x[0], (3, 6))[1:, :] = 1
     assert_eq(x, e, exact=True)
+
+
+def test_split_row_product_shares_the_row_copy():
+    # L[i, i] gathers row i once; L[i, :i] @ x[:i] reads it from that copy: one collective per row.
+    n = 8
+    L = numpy.tril(ref((n, n), float, 15)) + n * numpy.eye(n)
+    with config.set(replicate_below=30):
+        lm, x = sp.array(L), sp.array(ref((n,), float, 16))
+        size = lm.comm.Get_size()
+        for i in (3, 6):
+            with sp.comm_stats() as st:
+                v = lm[i, i] + lm[i, :i] @ x[:i]
+            assert st.collectives == (1 if size > 1 else 0), st
+            assert v == L[i, i] + L[i, :i] @ ref((n,), float, 16)[:i]

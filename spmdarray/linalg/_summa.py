@@ -15,8 +15,9 @@ import functools
 import numpy as np
 
 from spmdarray.comm import agree, bcast_array, errors_may_raise
+from spmdarray.core import fetch as _fetch
 from spmdarray.core.array import ndarray
-from spmdarray.core.placement import default_layout, gather_view, is_small, is_whole
+from spmdarray.core.placement import default_layout, is_small, is_whole
 from spmdarray.core.storage import Storage
 from spmdarray.decomposition import Layout, block_bounds, box_size, find_coord, unravel
 from spmdarray.engine import elementwise as _engine
@@ -99,8 +100,9 @@ def _replicated_product(ctx, a, b, dtype):
     for x in (a, b):
         if is_whole(x._layout) or ctx.size == 1:
             whole.append(x._block)
-        else:  # one Bcast (a row of a row-split array) or Allgatherv; nothing on one rank
-            whole.append(x._st.be.asarray(gather_view(x._st, x._map, x._layout)))
+        else:  # fetched whole (a row of a split array from its row copy, shared with element reads)
+            (loc,) = _fetch.fetch(ctx, [x], Layout.replicated(x.shape, ctx.size))
+            whole.append(loc)
     full = whole[0].astype(dtype, copy=False) @ whole[1].astype(dtype, copy=False)
     if not full.ndim:  # vector @ vector: a NumPy scalar, as NumPy gives
         return np.asarray(a._st.be.to_host(full))[()]
