@@ -275,3 +275,28 @@ def test_split_row_product_shares_the_row_copy():
                 v = lm[i, i] + lm[i, :i] @ x[:i]
             assert st.collectives == (1 if size > 1 else 0), st
             assert v == L[i, i] + L[i, :i] @ ref((n,), float, 16)[:i]
+
+
+def _durbin(xp, r):
+    y = xp.empty_like(r)
+    alpha = -r[0]
+    beta = 1.0
+    y[0] = -r[0]
+    for k in range(1, r.shape[0]):
+        beta *= 1.0 - alpha * alpha
+        alpha = -(r[k] + xp.dot(xp.flip(r[:k]), y[:k])) / beta
+        y[:k] += alpha * xp.flip(y[:k])
+        y[k] = alpha
+    return y
+
+
+@pytest.mark.parametrize("below", BELOW)
+def test_durbin_flipped_views(below):
+    r = ref((9,), float, 17) / 10
+    with config.set(replicate_below=below):
+        got = _durbin(sp, sp.array(r))
+        x = sp.array(r)
+        f = sp.flip(x[2:7])
+        f[0] = 5.0  # a view, as NumPy's: the write reaches x[6]
+        assert float(x[6]) == 5.0
+    assert_eq(got, _durbin(numpy, r), exact=below > 0)

@@ -22,6 +22,10 @@ __all__ = ["adopt", "call_on_replicas"]
 #: NumPy's default algorithm is not stable, spmdarray's always is (ties keep their order).
 KEEP_DISTRIBUTED = {np.sort, np.argsort, np.partition, np.argpartition}
 
+#: Functions whose NumPy result is always a view of an argument, which the
+#: distributed implementation gives as a spmdarray view: NumPy's call is skipped.
+GIVE_VIEWS = {np.flip, np.fliplr, np.flipud, np.transpose, np.swapaxes, np.moveaxis, np.diagonal, np.expand_dims}
+
 
 class _Split(Exception):
     """An argument is a split (not replicated) spmdarray array."""
@@ -98,11 +102,11 @@ def call_on_replicas(func, args, kwargs):
     Collective in the sense that every rank must call it alike; it sends
     nothing.  NotImplemented (having changed nothing) when an argument is a
     split spmdarray array, when ``out=`` is given, for the functions in
-    :data:`KEEP_DISTRIBUTED`, or when NumPy returns a view of an argument
+    :data:`KEEP_DISTRIBUTED` and :data:`GIVE_VIEWS`, or when NumPy returns a view of an argument
     (the distributed implementation then returns a spmdarray view).
     In-place functions (``put``, ``fill_diagonal`` ...) write the copies.
     """
-    if func in KEEP_DISTRIBUTED or "out" in kwargs:
+    if func in KEEP_DISTRIBUTED or func in GIVE_VIEWS or "out" in kwargs:
         return NotImplemented
     found: list = []
     try:
