@@ -3,7 +3,7 @@
 Loops over rows (``A[i, :i]``, ``C[:i + 1, k]``) index with the same few keys
 again and again; normalising the key and composing the view map cost far
 more than the NumPy view they describe.  :func:`view_of_key` remembers, per
-(base layout, view map, key) (the first two by identity), the resulting view map, its layout and whether
+(base layout, view map, key), the resulting view map, its layout and whether
 NumPy would give a scalar.  Only keys made of Python ints, slices, ``None``
 and ``...`` are cached (the others, NumPy integers and arrays among them,
 take the general path); a key that raises is never cached, so errors are
@@ -50,12 +50,11 @@ def view_of_key(layout: Layout, vmap: ViewMap, key) -> tuple[ViewMap, Layout, bo
     """
     hk = _hashable(key)
     if hk is not None:
-        # Keyed by identity (hashing a Layout or ViewMap is a Python call); the entry
-        # keeps both objects alive, so their ids name them while it exists.
-        ck = (id(layout), id(vmap), hk)
+        # Keyed by value: arrays made alike (each run of a kernel) share the entries.
+        ck = (layout, vmap, hk)
         hit = _VIEWS.get(ck)
-        if hit is not None and hit[3] is layout and hit[4] is vmap:
-            return hit[:3]
+        if hit is not None:
+            return hit
     # As in NumPy, an index containing ``...`` gives an array, never a scalar.
     ell = key is Ellipsis or (isinstance(key, tuple) and any(k is Ellipsis for k in key))
     nkey = normalize_key(key, vmap.shape)
@@ -65,5 +64,5 @@ def view_of_key(layout: Layout, vmap: ViewMap, key) -> tuple[ViewMap, Layout, bo
     if hk is not None:
         if len(_VIEWS) >= _MAX_VIEWS:
             _VIEWS.clear()
-        _VIEWS[ck] = (*hit, layout, vmap)
+        _VIEWS[ck] = hit
     return hit
