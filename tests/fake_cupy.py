@@ -52,7 +52,7 @@ def _unwrap(x, strict: bool = True):
         return x._a
     if strict and isinstance(x, np.ndarray) and x.ndim:
         raise TypeError(f"Unsupported type {type(x)}")
-    if isinstance(x, (list, tuple)) and any(isinstance(v, ndarray) for v in x):
+    if type(x) is list or type(x) is tuple:  # nested too, as numpy.block([[a]]) takes them
         return type(x)(_unwrap(v, strict) for v in x)
     return x
 

@@ -96,6 +96,17 @@ def _wrap(ctx, be, res, args, kwargs):
     return res
 
 
+def _host_arrays(largs, lkw) -> bool:
+    """Whether a NumPy array or NumPy scalar sits among the call's arguments (lists and tuples one deep)."""
+    for a in (*largs, *lkw.values()):
+        if isinstance(a, (np.ndarray, np.generic)):
+            return True
+        if type(a) is list or type(a) is tuple:
+            if any(isinstance(e, (np.ndarray, np.generic)) for e in a):
+                return True
+    return False
+
+
 def call_on_replicas(func, args, kwargs):
     """``func(*args, **kwargs)`` computed by NumPy on each rank's copies, or NotImplemented.
 
@@ -129,6 +140,10 @@ def call_on_replicas(func, args, kwargs):
     st = found[0][0]._st
     ctx, be = st.ctx, st.be
     if any(x._st.ctx is not ctx for x, _ in found):
+        return NotImplemented
+    if be.is_device and _host_arrays(largs, lkw):
+        # NumPy arrays beside device blocks in one call: the distributed implementation
+        # converts them (CuPy refuses implicit host arrays).
         return NotImplemented
     res = func(*largs, **lkw)
     if _aliases(be, res, [block for _, block in found]):
