@@ -19,7 +19,7 @@ from .layout import (
     unravel,
 )
 from .plan import FetchPlan, fetch_plan, ghost_box, need_box, plan_mode
-from .view import ViewMap, index_map, normalize_key, strided_range, view_layout
+from .view import ViewMap, normalize_key, strided_range, view_layout
 
 __all__ = [
     "Box",
@@ -38,7 +38,6 @@ __all__ = [
     "find_coord",
     "ghost_box",
     "need_box",
-    "index_map",
     "normalize_key",
     "plan_mode",
     "process_grid",

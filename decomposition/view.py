@@ -12,7 +12,6 @@ at ``start``.  ``newaxis`` axes walk no base axis (``base_axis == -1``).
 
 from __future__ import annotations
 
-import numbers
 import operator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -20,7 +19,7 @@ from functools import lru_cache
 from .blocks import find_coord
 from .layout import Box, Layout, box_size
 
-__all__ = ["ViewMap", "strided_range", "view_layout", "normalize_key", "index_map"]
+__all__ = ["ViewMap", "strided_range", "view_layout", "normalize_key"]
 
 
 def strided_range(start: int, step: int, count: int, lo: int, hi: int) -> tuple[int, int]:
@@ -228,57 +227,3 @@ def view_layout(layout: Layout, vmap: ViewMap) -> Layout:
         gaxis[k] = v
         intervals.append(tuple(strided_range(vmap.start[b], step, n, lo, hi) for lo, hi in layout.intervals[b]))
     return Layout(vmap.shape, layout.dims, tuple(gaxis), tuple(gfixed), tuple(intervals))
-
-
-_INDEX_MAPS: dict = {}  # (view map, hashable key) -> (view map, whether a 0-d result is a scalar)
-
-
-def _key_token(key) -> tuple | None:
-    """A hashable stand-in for a basic key of integers, slices of Python ints
-    (or None), ``None`` and ``...``; None for any other key (never cached)."""
-    if type(key) is not tuple:
-        key = (key,)
-    out = []
-    for k in key:
-        t = type(k)
-        if t is int or k is None or k is Ellipsis:
-            out.append(k)
-        elif t is not bool and isinstance(k, numbers.Integral):  # NumPy's integer scalars
-            out.append(int(k))
-        elif t is slice:
-            a, b, c = k.start, k.stop, k.step
-            if (a is None or type(a) is int) and (b is None or type(b) is int) and (c is None or type(c) is int):
-                out.append((a, b, c))
-            else:
-                return None
-        else:
-            return None
-    return tuple(out)
-
-
-def index_map(vmap: ViewMap, key) -> tuple[ViewMap, bool]:
-    """The view map of ``view[key]`` for a basic ``key``, and whether NumPy
-    gives a scalar there (a 0-d result with no ``...`` and no ``None``).
-
-    Not collective.  Raises as :func:`normalize_key` does (``IndexError``,
-    ``NotImplementedError`` for advanced keys).  Keys of integers, slices
-    of Python ints, ``None`` and ``...`` are cached per view map, so the
-    repeated ``A[1:-1, j]`` of a loop costs a dictionary lookup.
-
-    >>> index_map(ViewMap.identity((4, 5)), (1, slice(None, -1)))[0].shape
-    (4,)
-    """
-    tok = _key_token(key)
-    if tok is not None:
-        hit = _INDEX_MAPS.get((vmap, tok))
-        if hit is not None:
-            return hit
-    nk = normalize_key(key, vmap.shape)
-    new = vmap.getitem(nk)
-    ell = key is Ellipsis or (isinstance(key, tuple) and any(k is Ellipsis for k in key))
-    hit = (new, not new.shape and not ell and all(k is not None for k in nk))
-    if tok is not None:
-        if len(_INDEX_MAPS) >= 16384:
-            _INDEX_MAPS.clear()
-        _INDEX_MAPS[vmap, tok] = hit
-    return hit

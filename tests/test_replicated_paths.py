@@ -1,7 +1,7 @@
 """The short paths of basic indexing and assignment, against NumPy.
 
 ``A[1:-1, j]`` looks its view map up in a cache per (view map, key)
-(``decomposition.index_map``), and ``dst[...] = value`` between arrays every
+(``core.viewcache``), and ``dst[...] = value`` between arrays every
 rank holds whole, of one shape and dtype, copies block to block
 (``engine.elementwise._assign_whole``).  Each case runs with small arrays
 replicated (the default ``replicate_below``) and with every array split (0),

@@ -12,6 +12,8 @@ those of :func:`~spmdarray.decomposition.normalize_key`.
 
 from __future__ import annotations
 
+import numbers
+
 from spmdarray.decomposition import Layout, ViewMap, normalize_key, view_layout
 
 __all__ = ["view_of_key"]
@@ -29,6 +31,8 @@ def _hashable(key):
         t = type(k)
         if t is int or k is None or k is Ellipsis:
             out.append(k)
+        elif t is not bool and isinstance(k, numbers.Integral):  # NumPy's integer scalars
+            out.append(int(k))
         elif t is slice:
             s = (k.start, k.stop, k.step)
             for part in s:
