@@ -26,6 +26,7 @@ from spmdarray.core.registry import ops
 from spmdarray.core.storage import Storage
 from spmdarray.core.thunk import READERS
 from spmdarray.core.viewcache import view_of_key
+from spmdarray.core.whole import SLOW, getitem, local, reduce_whole, register, setitem, ufunc_call
 from spmdarray.decomposition import Layout, ViewMap, view_layout
 
 __all__ = ["ndarray"]
@@ -44,7 +45,8 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
 
     # ``_s`` holds a thunk (``spmdarray.core.thunk``): the Storage, or, for a deferred
     # result, the fusion Node that computes it; ``_st`` computes it first.
-    __slots__ = ("_s", "_map", "_lay", "__weakref__")
+    # ``_loc``: (id of the thunk, this rank's whole copy or None), see ``spmdarray.core.whole``.
+    __slots__ = ("_s", "_map", "_lay", "_loc", "__weakref__")
     __array_priority__ = 100
 
     def __new__(cls, shape, dtype=float, buffer=None, offset=0, strides=None, order=None) -> ndarray:
@@ -74,6 +76,7 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         self._s = storage
         self._map = vmap if vmap is not None else ViewMap.identity(storage.layout.shape)
         self._lay = None
+        self._loc = None
         return self
 
     @staticmethod
@@ -92,6 +95,7 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
     @_st.setter
     def _st(self, storage: Storage) -> None:
         self._s = storage
+        self._loc = None
 
     def _view_st(self) -> Storage:
         # The storage for making a view: reading it needs no evaluation of others.
@@ -114,7 +118,7 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
     @shape.setter
     def shape(self, newshape) -> None:
         new = ops.set_shape(self, newshape)
-        self._s, self._map, self._lay = new._s, new._map, None
+        self._s, self._map, self._lay, self._loc = new._s, new._map, None, None
 
     @property
     def ndim(self) -> int:
@@ -197,6 +201,10 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
 
     # ------------------------------------------------------------- numpy
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method == "__call__" and not kwargs:
+            res = ufunc_call(self, ufunc, inputs)
+            if res is not SLOW:
+                return res
         return ops.array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
@@ -212,6 +220,11 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
 
     # ----------------------------------------------------------- indexing
     def __getitem__(self, key):
+        v = local(self)
+        if v is not None:  # every rank holds all of it: NumPy's indexing of the copy
+            r = getitem(self, v, key)
+            if r is not SLOW:
+                return r
         if isinstance(key, str) and self.dtype.names is not None:
             _field_error(self.dtype, key)
         v = read_at(self, key)
@@ -227,6 +240,8 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         return view._scalar() if scalar else view
 
     def __setitem__(self, key, value) -> None:
+        if setitem(self, key, value):
+            return  # every rank holds all of it: NumPy's assignment into the copy
         if write_at(self, key, value):
             return  # one element set to a scalar: written by its owner only
         st = self._view_st()
@@ -753,7 +768,12 @@ for _name, _what in _REDUCTIONS.items():
 
 
 def _red(name, x, axis, dtype, out, keepdims, **kw):
+    if out is None and (not kw or kw.keys() == {"ddof"}):
+        res = reduce_whole(name, x, axis, dtype, keepdims, kw)
+        if res is not SLOW:
+            return res
     return ops.reduce(name, x, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
 
 
 calibrate(ndarray)
+register(ndarray)

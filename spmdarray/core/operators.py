@@ -25,6 +25,7 @@ import numpy as np
 
 from spmdarray.core.refs import ATTRIBUTE, LOCAL
 from spmdarray.core.registry import ops
+from spmdarray.core.whole import SLOW, local, operand, wrap, writable, written
 
 __all__ = ["OperatorsMixin"]
 
@@ -189,16 +190,33 @@ def _same_dtype(ufunc, a, args):
 
 def _binary(name: str, ufunc):
     def op(self, other):
+        v = local(self)
+        if v is not None:
+            o = operand(other, self._s.ctx)
+            if o is not SLOW:  # every rank holds both whole: NumPy's own operation
+                return _wrap(self, ufunc(v, o))
         if not _known(other) or (name in ("eq", "ne") and isinstance(other, (str, bytes))):
             return NotImplemented
         return _apply(ufunc, self, other, "l")
 
     def rop(self, other):
+        v = local(self)
+        if v is not None:
+            o = operand(other, self._s.ctx)
+            if o is not SLOW:
+                return _wrap(self, ufunc(o, v))
         if not _known(other):
             return NotImplemented
         return _apply(ufunc, self, other, "r")
 
     def iop(self, other):
+        v = writable(self)
+        if v is not None:
+            o = operand(other, self._s.ctx)
+            if o is not SLOW:
+                ufunc(v, o, out=v)
+                written(self)
+                return self
         if not _known(other):
             return NotImplemented
         ops.elementwise(ufunc, (self, other), out=(self,))
@@ -210,6 +228,11 @@ def _binary(name: str, ufunc):
     return op, rop, iop
 
 
+def _wrap(x, res):
+    s = x._s
+    return wrap(s.ctx, s.be, res)
+
+
 def _known(x) -> bool:
     # str and bytes too: NumPy then raises its own error (``_UFuncNoLoopError`` for ``x + "abc"``).
     return isinstance(x, (OperatorsMixin, int, float, complex, bool, str, bytes, np.ndarray, np.generic, list))
@@ -217,6 +240,9 @@ def _known(x) -> bool:
 
 def _unary(name: str, ufunc):
     def op(self):
+        v = local(self)
+        if v is not None:
+            return _wrap(self, ufunc(v))
         return ops.elementwise(ufunc, (self,))
 
     op.__name__ = op.__qualname__ = f"__{name}__"
@@ -234,9 +260,15 @@ class OperatorsMixin:
         return False
 
     def __matmul__(self, other):
+        v = local(self)
+        if v is not None and (o := operand(other, self._s.ctx)) is not SLOW and type(o) is np.ndarray:
+            return _wrap(self, np.matmul(v, o))
         return ops.matmul(self, other)
 
     def __rmatmul__(self, other):
+        v = local(self)
+        if v is not None and (o := operand(other, self._s.ctx)) is not SLOW and type(o) is np.ndarray:
+            return _wrap(self, np.matmul(o, v))
         return ops.matmul(other, self)
 
     def __imatmul__(self, other):
@@ -286,7 +318,10 @@ def calibrate(cls) -> None:
     global _calibrating
 
     def temp():
-        return object.__new__(cls)
+        x = object.__new__(cls)
+        x._s = None
+        x._loc = (None, None)  # off the whole-array lane (spmdarray.core.whole)
+        return x
 
     seen = {}
     try:

@@ -119,6 +119,16 @@ class Storage(Thunk):
         direct_access(layout, be, dtype, origin)`` computed once (the
         elementwise fast path keeps them in its plans).  Not collective.
         """
+        self = cls.adopting(ctx, be, layout, dtype, geometry, direct, np.empty(geometry[1], dtype))
+        holds = geometry[3]
+        if holds is None:
+            return self, None
+        return self, self._views[holds[1]]
+
+    @classmethod
+    def adopting(cls, ctx, be, layout: Layout, dtype: np.dtype, geometry, direct: bool, alloc) -> Storage:
+        """A host storage whose allocation is ``alloc`` (of the shape ``geometry`` gives), as
+        :meth:`blank` makes it.  Not collective."""
         self = object.__new__(cls)
         self.ctx = ctx
         self.be = be
@@ -129,14 +139,13 @@ class Storage(Thunk):
         self._views = views = {}
         self.flights = []
         self.exposed = False
-        self.ghost, shape, self.origin, holds = geometry
-        self.alloc = alloc = np.empty(shape, dtype)
+        self.ghost, _, self.origin, holds = geometry
+        self.alloc = alloc
         self.copies = None if direct else {}
-        if holds is None:
-            return self, None
-        owned, key = holds
-        views[key] = block = alloc if owned is None else alloc[owned]
-        return self, block
+        if holds is not None:
+            owned, key = holds
+            views[key] = alloc if owned is None else alloc[owned]
+        return self
 
     deferred = False
 

@@ -12,18 +12,22 @@ those of :func:`~spmdarray.decomposition.normalize_key`.
 
 from __future__ import annotations
 
-import numbers
+import numpy as np
 
 from spmdarray.decomposition import Layout, ViewMap, normalize_key, view_layout
 
-__all__ = ["view_of_key"]
+__all__ = ["hashable_key", "view_of_key"]
 
 _VIEWS: dict = {}
 _MAX_VIEWS = 8192
 
 
-def _hashable(key):
-    """A hashable stand-in for a basic ``key``, or None (not cached).  Not collective."""
+def hashable_key(key):
+    """A hashable stand-in for a basic ``key``, or None (not cached, or not basic).  Not collective.
+
+    Basic here: Python and NumPy integers (not bools), slices of Python
+    integers, None and ``...``, alone or in a tuple.
+    """
     if type(key) is not tuple:
         key = (key,)
     out = []
@@ -31,28 +35,30 @@ def _hashable(key):
         t = type(k)
         if t is int or k is None or k is Ellipsis:
             out.append(k)
-        elif t is not bool and isinstance(k, numbers.Integral):  # NumPy's integer scalars
-            out.append(int(k))
         elif t is slice:
             s = (k.start, k.stop, k.step)
             for part in s:
                 if part is not None and type(part) is not int:
                     return None
             out.append(s)
+        elif isinstance(k, np.integer):  # NumPy's integer scalars (np.bool_ is not one)
+            out.append(int(k))
         else:
             return None
     return tuple(out)
 
 
-def view_of_key(layout: Layout, vmap: ViewMap, key) -> tuple[ViewMap, Layout, bool]:
+def view_of_key(layout: Layout, vmap: ViewMap, key, hk=None) -> tuple[ViewMap, Layout, bool]:
     """``(view map, view layout, scalar)`` of basic index ``key`` into a view ``vmap`` of a
     base array laid out as ``layout``.  Not collective.
 
     ``scalar`` says whether NumPy gives a scalar (a 0-d result from integers only).
     Raises ``NotImplementedError`` for advanced indices and NumPy's ``IndexError``
-    for bad ones, as :func:`~spmdarray.decomposition.normalize_key`.
+    for bad ones, as :func:`~spmdarray.decomposition.normalize_key`.  ``hk``:
+    :func:`hashable_key` of ``key`` where the caller computed it already.
     """
-    hk = _hashable(key)
+    if hk is None:
+        hk = hashable_key(key)
     if hk is not None:
         # Keyed by value: arrays made alike (each run of a kernel) share the entries.
         ck = (layout, vmap, hk)

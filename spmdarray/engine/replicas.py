@@ -15,6 +15,7 @@ import numpy as np
 from spmdarray.core.array import ndarray
 from spmdarray.core.placement import default_layout, is_whole
 from spmdarray.core.storage import Storage
+from spmdarray.core.whole import local, wrap
 
 __all__ = ["adopt", "call_on_replicas"]
 
@@ -79,6 +80,8 @@ def _passed(res, args, kwargs) -> bool:
 def _wrap(ctx, be, res, args, kwargs):
     if be.is_device and be.is_block(res) and not res.ndim:
         return np.asarray(be.to_host(res))[()]  # CuPy's 0-d result: NumPy's scalar
+    if type(res) is np.ndarray and not be.is_device and not _passed(res, args, kwargs):
+        return wrap(ctx, be, res)  # replicated (its allocation when NumPy's result is fresh), or split
     if isinstance(res, np.ndarray) or be.is_block(res):
         lay = default_layout(res.shape, ctx.size)
         if type(res) is np.ndarray and not be.is_device and is_whole(lay) and _ownable(res, args, kwargs):
@@ -125,9 +128,11 @@ def call_on_replicas(func, args, kwargs):
         largs = []
         for a in args:
             if type(a) is ndarray:
-                if not is_whole(a._layout):
-                    return NotImplemented
-                block = a._block
+                block = local(a)  # the cached copy (None for 0-d, split or deferred arrays)
+                if block is None:
+                    if not is_whole(a._layout):
+                        return NotImplemented
+                    block = a._block
                 found.append((a, block))
                 largs.append(block)
             else:

@@ -155,6 +155,7 @@ class Node(Thunk):
         dst = ndarray._new(st, None)
         _run.evaluate(self, dst, fresh=True)
         x._s = st
+        x._loc = None
         if self.readers:
             # Deferred arrays that computed ``x`` inside their kernel now read this
             # storage instead: they are evaluated before it is written.
@@ -361,6 +362,7 @@ def _deferred(node: Node):
     x._s = node
     x._map = ViewMap.identity(node.shape)
     x._lay = node.layout
+    x._loc = None
     ref = weakref.ref(x)
     seen = set()
     for a in node.args:
@@ -446,6 +448,7 @@ def assign(dst, value) -> bool:
         rank = node.ctx.rank
         loc = dst_st.view_of(dst._map, lay.block(rank)) if lay.owned_size(rank) else None
         value._s = Node(COPY, (dst,), node.dtype, None, node.shape, node.ctx, node.layout, 1, (loc,))
+        value._loc = None
         READERS.setdefault(id(dst_st), []).append(weakref.ref(value))
     return True
 

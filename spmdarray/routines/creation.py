@@ -11,13 +11,14 @@ import operator
 
 import numpy as np
 
-from spmdarray.backend.backends import context
+from spmdarray.backend.backends import backend_of, context
 from spmdarray.comm import allgather_object
 from spmdarray.core import fetch as _fetch
 from spmdarray.core.array import ndarray
-from spmdarray.core.placement import default_layout
+from spmdarray.core.placement import default_layout, is_small
 from spmdarray.core.registry import HANDLED, provides
 from spmdarray.core.storage import Storage
+from spmdarray.core.whole import wrap
 from spmdarray.decomposition import Layout, box_size, unravel
 from spmdarray.engine import elementwise as _engine
 
@@ -65,6 +66,19 @@ def _order(order) -> None:
 def _new(shape, dtype, comm, fill=None, layout: Layout | None = None, backend=None):
     ctx = context(comm, backend)
     shape = _shape(shape)
+    if layout is None and shape and is_small(shape):
+        be = backend_of(ctx)
+        if not be.is_device:  # replicated: NumPy's own array, adopted as the allocation
+            dtype = np.dtype(dtype)
+            if dtype.hasobject:
+                Storage(ctx, default_layout(shape, ctx.size), dtype)  # raises the object-dtype error
+            if fill is None:
+                res = np.empty(shape, dtype)
+            elif fill == 0:
+                res = np.zeros(shape, dtype)
+            else:
+                res = np.full(shape, fill, dtype)
+            return wrap(ctx, be, res)
     layout = layout or default_layout(shape, ctx.size)
     return ndarray._new(Storage(ctx, layout, np.dtype(dtype), fill=fill), None)
 

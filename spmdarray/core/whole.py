@@ -1,0 +1,307 @@
+"""The lane of arrays every rank holds whole: NumPy's own call on the local copy, wrapped.
+
+Small arrays are replicated (:mod:`spmdarray.core.placement`): every rank
+holds all of a replicated array and computes on it redundantly.  An
+operation whose array operands are all replicated therefore needs no layout
+arithmetic, no plan and no message: it is NumPy's call on each rank's copy,
+with NumPy's result, errors and warnings, identical on every rank.  This
+module is that lane, for the operations unmodified NumPy programs repeat in
+Python loops (``x[i, j]``, ``A[i, :j]``, ``a + b``, ``a += b``, ``a @ b``,
+``np.sqrt(a)``); it costs about a microsecond over NumPy's own call.
+
+:func:`local` gives an array's copy (a NumPy view of its allocation), cached
+on the array together with the storage it was taken from, or None where the
+lane does not apply: a split array (a split layout on one rank included), a
+deferred value, a device block, a 0-d array, or an array the fuser would
+defer (``config.fuse`` and at least ``config.fuse_min_size`` elements).
+:func:`wrap` makes the spmdarray array of NumPy's new result.  Nothing here
+is collective: every rank holds the same copies and makes the same calls.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from spmdarray.core.element import direct_access
+from spmdarray.core.placement import is_whole
+from spmdarray.core.storage import Storage, _geometry
+from spmdarray.core.thunk import READERS
+from spmdarray.core.viewcache import hashable_key, view_of_key
+from spmdarray.decomposition import Layout, ViewMap, view_layout
+from spmdarray.settings import config
+
+__all__ = [
+    "SLOW",
+    "getitem",
+    "index",
+    "local",
+    "operand",
+    "reduce_whole",
+    "register",
+    "setitem",
+    "ufunc_call",
+    "wrap",
+    "writable",
+    "written",
+]
+
+#: Returned by a lane that does not apply; nothing was done.
+SLOW = object()
+
+_ARRAY = None  # the ndarray class (core.array registers it: it imports this module)
+#: shape -> (context, dtype, layout, view map, view layout, geometry, direct) of a replicated result
+_KINDS: dict = {}
+
+
+def register(cls) -> None:
+    """Record the ``ndarray`` class the lane makes.  Not collective."""
+    global _ARRAY
+    _ARRAY = cls
+
+
+def local(x) -> np.ndarray | None:
+    """``x``'s whole copy on this rank (a NumPy view of its allocation), or None off the lane.
+
+    Not collective.  Cached on ``x`` with the id of the storage it belongs to
+    (not the storage itself, whose reference count tells whether other arrays
+    share it); every assignment of ``x._s`` resets ``x._loc``.  The fuser's
+    settings are read at each call: an array the fuser would defer now is off
+    the lane.
+    """
+    s = x._s
+    c = x._loc
+    if c is not None and c[0] == id(s):
+        v = c[1]
+    else:
+        v = None
+        if type(s) is Storage and not s.be.is_device and is_whole(s.layout) and x._map.shape:
+            v = s.view_of(x._map, x._layout.block(s.ctx.rank))
+        x._loc = (id(s), v)
+    if v is not None and config.fuse and v.size >= config.fuse_min_size:
+        return None  # the fuser defers operations on arrays this large: the general path
+    return v
+
+
+def operand(o, ctx):
+    """The lane's form of operand ``o``: a Python or NumPy scalar as it is, the copy
+    of a spmdarray array on context ``ctx``, or :data:`SLOW`.  Not collective."""
+    t = type(o)
+    if t is _ARRAY:
+        v = local(o)
+        return SLOW if v is None or o._s.ctx is not ctx else v
+    if t is float or t is int or t is complex or t is bool or isinstance(o, np.generic):
+        return o
+    return SLOW
+
+
+def writable(x) -> np.ndarray | None:
+    """:func:`local`, after computing the deferred values that read ``x``'s storage and
+    completing messages into it, so that the caller may write it; call :func:`written` after.
+    Not collective."""
+    v = local(x)
+    if v is not None:
+        s = x._s
+        if READERS and id(s) in READERS or s.flights:
+            s.stored(x)
+    return v
+
+
+def written(x) -> None:
+    """Record a write through :func:`writable` (cached halos and copies become stale).  Not collective."""
+    x._s.version += 1
+
+
+def ufunc_call(x, ufunc, inputs):
+    """``ufunc(*inputs)`` (no keywords) as NumPy's call on the copies, or :data:`SLOW`
+    where an input is off the lane.  ``x``: the spmdarray input NumPy dispatched to.  Not collective."""
+    ctx = x._s.ctx
+    locs = []
+    for i in inputs:
+        o = operand(i, ctx)
+        if o is SLOW:
+            return SLOW
+        locs.append(o)
+    s = x._s
+    return wrap(s.ctx, s.be, ufunc(*locs))
+
+
+def reduce_whole(name: str, x, axis, dtype, keepdims, kw: dict):
+    """``x.<name>(axis=..., dtype=..., keepdims=..., **kw)`` as NumPy's reduction of the
+    copy, or :data:`SLOW` off the lane.  Not collective."""
+    v = local(x)
+    if v is None:
+        return SLOW
+    if axis is None and dtype is None and not keepdims and not kw:
+        return getattr(v, name)()
+    if dtype is not None:
+        kw["dtype"] = dtype
+    s = x._s
+    return wrap(s.ctx, s.be, getattr(v, name)(axis=axis, keepdims=keepdims, **kw))
+
+
+def getitem(x, v, key):
+    """``x[key]`` as NumPy's indexing of ``x``'s copy ``v`` (:func:`local`), or :data:`SLOW`.
+
+    A view for a basic key, sharing ``x``'s storage; NumPy's scalar for one
+    element; a new array for an integer or boolean array index.  Not collective.
+    """
+    hk = hashable_key(key)
+    if hk is None:
+        return index(x, v, key)
+    r = v[key]
+    if type(r) is not np.ndarray:
+        return r  # one element
+    s = x._s
+    vmap, lay, _ = view_of_key(s.layout, x._map, key, hk)
+    return _view(s, vmap, lay, r)
+
+
+def setitem(x, key, value) -> bool:
+    """``x[key] = value`` as NumPy's assignment into ``x``'s copy; False (nothing done)
+    off the lane.  Not collective.
+
+    The value is a scalar, a NumPy array or a spmdarray array on the lane.
+    An overlapping value is copied first, and a string array converted whole
+    first, so that the result is as if the value had been copied, and a value
+    that fails to convert leaves ``x`` unchanged.
+    """
+    v = writable(x)
+    if v is None or hashable_key(key) is None:
+        return False
+    val = operand(value, x._s.ctx)
+    if val is SLOW:
+        if type(value) is not np.ndarray:
+            return False
+        val = value
+    if type(val) is np.ndarray:
+        if val.dtype.kind in "USV" and val.dtype != v.dtype:
+            val = val.astype(v.dtype)  # converted whole first: no partial write on a bad value
+        elif np.may_share_memory(v, val):
+            val = val.copy()  # NumPy's 1-d copy loop may read what it wrote
+    v[key] = val
+    written(x)
+    return True
+
+
+def index(x, v, key):
+    """``x[key]`` for a key :func:`~spmdarray.core.viewcache.hashable_key` does not
+    cache, as NumPy's indexing of ``x``'s copy ``v``; or :data:`SLOW`.  Not collective.
+
+    Two kinds of key take the lane: basic ones of integers (NumPy's integer
+    scalars too), slices and None (a view of ``x``, its view map composed
+    here), and one integer or boolean array, NumPy's or a spmdarray array on
+    the lane (a new array, NumPy's copy).
+    """
+    t = type(key)
+    if t is _ARRAY or t is np.ndarray:
+        k = operand(key, x._s.ctx) if t is _ARRAY else key
+        if k is SLOW or type(k) is not np.ndarray or k.dtype.kind not in "iub":
+            return SLOW
+        s = x._s
+        return wrap(s.ctx, s.be, v[k])
+    keys = key if t is tuple else (key,)
+    for k in keys:
+        tk = type(k)
+        if not (tk is int or tk is slice or k is None or isinstance(k, np.integer)):
+            return SLOW
+    r = v[key]  # NumPy's errors
+    if type(r) is not np.ndarray:
+        return r  # one element
+    s = x._s
+    m = x._map
+    start = list(m.start)
+    axes = []
+    i = 0  # view axis of ``x`` consumed
+    for k in keys:
+        if k is None:
+            axes.append((-1, 0))
+            continue
+        b, step = m.axes[i]
+        n = m.shape[i]
+        i += 1
+        if type(k) is slice:
+            s0, stop, st = k.indices(n)
+            if b < 0:
+                axes.append((-1, 0))
+                continue
+            if len(range(s0, stop, st)):
+                start[b] += s0 * step
+            axes.append((b, step * st))
+        elif b >= 0:
+            k = int(k)
+            start[b] += (k + n if k < 0 else k) * step
+    axes.extend(m.axes[i:])
+    vmap = ViewMap(m.base_shape, tuple(start), tuple(axes), r.shape)
+    lay = s.layout
+    vkey = (r.shape, lay.dims, lay.gaxis, lay.gfixed)
+    vlay = _VIEW_LAYOUTS.get(vkey)
+    if vlay is None:
+        vlay = view_layout(lay, vmap)  # every rank holds the view whole: the layout follows the shape
+        if len(_VIEW_LAYOUTS) >= 4096:
+            _VIEW_LAYOUTS.clear()
+        _VIEW_LAYOUTS[vkey] = vlay
+    return _view(s, vmap, vlay, r)
+
+
+def _view(s, vmap, lay, r):
+    """The array of view map ``vmap`` (layout ``lay``) of storage ``s``, whose copy is ``r``."""
+    out = object.__new__(_ARRAY)
+    out._s = s
+    out._map = vmap
+    out._lay = lay
+    out._loc = (id(s), r)
+    return out
+
+
+#: (view shape, base grid) -> layout of a view of an array every rank holds whole
+_VIEW_LAYOUTS: dict = {}
+
+
+def wrap(ctx, be, res):
+    """The spmdarray array of NumPy's result ``res``, computed alike on every rank.
+
+    ``ctx`` and ``be``: the communicator context and (host) backend of the
+    operands.  A scalar
+    (NumPy's result of a 0-d operation) comes back as it is; an array
+    becomes a replicated array, adopting ``res`` as its allocation when
+    NumPy's result is a fresh C-contiguous array, or a split array when it
+    has ``config.replicate_below`` elements or more.  Not collective.
+    """
+    if type(res) is not np.ndarray:
+        if isinstance(res, tuple):
+            return tuple(wrap(ctx, be, r) for r in res)
+        return res
+    if not res.ndim or res.size >= config.replicate_below or res.dtype.hasobject:
+        return _split(ctx, res)
+    f = res.flags
+    if not (f.c_contiguous and f.owndata and f.writeable):
+        res = res.copy()
+    dtype = res.dtype
+    kind = _KINDS.get(res.shape)
+    if kind is None or kind[0] is not ctx or kind[1] is not dtype:
+        # (A replicated layout partitions no axis: no ghost frame, whatever config.ghost_width says.)
+        kind = _kind(ctx, be, res.shape, dtype)
+        if len(_KINDS) >= 4096:
+            _KINDS.clear()
+        _KINDS[res.shape] = kind
+    _, _, lay, vmap, vlay, geometry, direct = kind
+    st = Storage.adopting(ctx, be, lay, dtype, geometry, direct, res)
+    return _view(st, vmap, vlay, res)
+
+
+def _kind(ctx, be, shape, dtype) -> tuple:
+    lay = Layout.replicated(shape, ctx.size)
+    vmap = ViewMap.identity(shape)
+    geometry = _geometry(lay, ctx.rank, config.ghost_width)
+    return ctx, dtype, lay, vmap, view_layout(lay, vmap), geometry, direct_access(lay, be, dtype, geometry[2])
+
+
+def _split(ctx, res):
+    """A 0-d array (as the general path makes it), or a large result: split in the balanced layout."""
+    lay = Layout.balanced(res.shape, ctx.size)
+    st = Storage(ctx, lay, res.dtype)
+    if lay.owned_size(ctx.rank):
+        out = _ARRAY._new(st, None)
+        out._block[...] = res[tuple(slice(lo, hi) for lo, hi in lay.block(ctx.rank))]
+        return out
+    return _ARRAY._new(st, None)

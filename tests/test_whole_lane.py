@@ -1,0 +1,339 @@
+"""The whole-array lane (``spmdarray.core.whole``) against NumPy, bit for bit.
+
+Arrays below ``config.replicate_below`` are held whole by every rank, and
+indexing, assignment, operators, ``@``, ufunc calls, reductions and creation
+on them are NumPy's own calls on each rank's copy.  Each case runs with
+small arrays replicated (the lane) and with every array split (the general
+path: ``replicate_below=0``), and both must equal NumPy, with NumPy's
+exception types.  Run at 1, 2, 3 and 4 ranks::
+
+    mpiexec -n 3 python -m pytest -q tests/test_whole_lane.py
+"""
+
+from __future__ import annotations
+
+import numpy
+import pytest
+from helpers import assert_eq, ref
+
+import spmdarray as sp
+from spmdarray.core import whole
+from spmdarray.settings import FIELDS, config
+
+DEFAULT = FIELDS["replicate_below"].default
+BELOW = [DEFAULT, 0]
+
+
+@pytest.fixture(params=BELOW, ids=["replicated", "split"])
+def below(request):
+    with config.set(replicate_below=request.param):
+        yield request.param
+
+
+def test_the_lane_is_taken_only_on_replicated_arrays(below):
+    x = sp.array(ref((5, 4)))
+    assert (whole.local(x) is not None) == bool(below)
+    assert whole.local(sp.asarray(2.0)) is None  # 0-d: the general path
+    with config.set(fuse=True, fuse_min_size=10):
+        y = sp.array(ref((5, 4)))
+        assert whole.local(y) is None  # the fuser would defer it
+
+
+KEYS = [
+    3,
+    -1,
+    numpy.int64(2),
+    (1, 2),
+    (-1, -3),
+    slice(None),
+    slice(1, -1),
+    slice(None, None, -1),
+    slice(4, 0, -2),
+    (slice(1, 4), 2),
+    (2, slice(None, None, -1)),
+    (None, 1),
+    (Ellipsis, 1),
+    (1, Ellipsis),
+    (slice(1, 3), None, slice(0, 4, 3)),
+    (numpy.int32(-2), slice(None)),
+    (),
+    slice(numpy.int64(1), numpy.int64(5)),  # NumPy integers in slices: the view map composed directly
+    (slice(numpy.int32(4), None, -2), None, numpy.int64(-1)),
+    (None, slice(numpy.int64(0), 3), slice(None, numpy.int16(2))),
+    (slice(numpy.int64(5), numpy.int64(1)), 0),  # empty
+]
+
+
+@pytest.mark.parametrize("key", KEYS, ids=repr)
+def test_getitem_matches_numpy(below, key):
+    a = ref((6, 5))
+    x = sp.array(a)
+    assert_eq(x[key], a[key], exact=True)
+    # A view of a view, then a write through it seen by the base.
+    v, e = x[key], a[key]
+    if isinstance(e, numpy.ndarray) and e.size:
+        v[...] = 7.5
+        e[...] = 7.5
+        assert_eq(x, a, exact=True)
+
+
+def test_array_indices_match_numpy(below):
+    a = ref((6, 5))
+    x = sp.array(a)
+    idx = numpy.array([4, 0, -1, 2])
+    assert_eq(x[idx], a[idx], exact=True)
+    assert_eq(x[sp.array(idx)], a[idx], exact=True)
+    mask = a[:, 0] > 0
+    assert_eq(x[mask], a[mask], exact=True)
+    assert_eq(x[sp.array(mask)], a[mask], exact=True)
+    got = x[idx]
+    got[0] = 99.0  # a copy: the base is unchanged
+    assert_eq(x, a, exact=True)
+    with pytest.raises(IndexError):
+        x[numpy.array([6])]
+
+
+@pytest.mark.parametrize(
+    "key", [6, -7, (0, 5), (1, 2, 3), (Ellipsis, Ellipsis), slice(numpy.int64(0), 2, 0)], ids=repr
+)
+def test_getitem_errors_are_numpys(below, key):
+    a = ref((6, 5))
+    x = sp.array(a)
+    with pytest.raises((IndexError, ValueError)) as expected:
+        a[key]
+    with pytest.raises(expected.type):
+        x[key]
+
+
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ((2, 3), 4.25),
+        ((2, 3), numpy.float32(1.5)),
+        (1, 3.0),
+        (slice(None, None, -2), -1.0),
+        ((slice(1, 4), 2), numpy.array([1.0, 2.0, 3.0])),
+        ((slice(None), slice(1, 3)), numpy.array([[9.0, 8.0]])),  # broadcasts
+        (Ellipsis, 0.0),
+    ],
+    ids=repr,
+)
+def test_setitem_matches_numpy(below, key, value):
+    a = ref((6, 5))
+    x = sp.array(a)
+    x[key] = value
+    a[key] = value
+    assert_eq(x, a, exact=True)
+
+
+def test_setitem_from_spmdarray_views_and_onto_itself(below):
+    a = ref((6, 5))
+    x = sp.array(a)
+    x[1:4, 0] = x[2:5, 1]
+    a[1:4, 0] = a[2:5, 1]
+    x[:, 1:] = x[:, :-1]  # overlapping: NumPy copies first
+    a[:, 1:] = a[:, :-1]
+    x[2] += x[3]
+    a[2] += a[3]
+    x[1:-1, 2] *= 0.5
+    a[1:-1, 2] *= 0.5
+    assert_eq(x, a, exact=True)
+
+
+def test_setitem_errors_are_numpys(below):
+    a = ref((6, 5))
+    x = sp.array(a)
+    with pytest.raises(ValueError):
+        a[1:3, 0] = numpy.ones(4)
+    with pytest.raises(ValueError):
+        x[1:3, 0] = numpy.ones(4)
+    with pytest.raises(IndexError):
+        x[6, 0] = 1.0
+    i = sp.array(ref((4,), dtype=numpy.int64))
+    with pytest.raises((ValueError, OverflowError)):
+        numpy.zeros(4, numpy.int8)[0] = 300
+    with pytest.raises((ValueError, OverflowError)):
+        i.astype(numpy.int8)[0] = 300
+
+
+OPS = ["+", "-", "*", "/", "//", "%", "**", "<", ">=", "==", "!="]
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize(
+    "left, right",
+    [("f8", "f8"), ("f8", 2.5), (3, "f8"), ("i4", "i4"), ("i4", 2), ("f4", "i8"), ("c16", "f8"), ("f8[::-1]", "f8")],
+    ids=repr,
+)
+def test_operators_match_numpy(below, op, left, right):
+    def operand(spec, seed):
+        if not isinstance(spec, str):
+            return spec, spec
+        dtype, _, key = spec.partition("[")
+        a = ref((7,), dtype=numpy.dtype(dtype), seed=seed)
+        if dtype[0] == "i":
+            a = numpy.abs(a) % 5 + 1  # positive: integer powers and divisions defined
+        x = sp.array(a)
+        if key:
+            return x[::-1], a[::-1]
+        return x, a
+
+    x, a = operand(left, 1)
+    y, b = operand(right, 2)
+    if op in ("//", "%") and (numpy.asarray(a).dtype.kind == "c" or numpy.asarray(b).dtype.kind == "c"):
+        pytest.skip("NumPy has no complex floor division")
+    with numpy.errstate(all="ignore"):
+        expected = eval(f"a {op} b")
+        got = eval(f"x {op} y")
+    assert_eq(got, expected, exact=True)
+
+
+def test_in_place_operators_and_casting(below):
+    a = ref((5, 3))
+    x = sp.array(a)
+    x += 1.0
+    a += 1.0
+    x[1] -= x[2]
+    a[1] -= a[2]
+    x *= sp.array(ref((3,), seed=3))  # broadcasts
+    a *= ref((3,), seed=3)
+    assert_eq(x, a, exact=True)
+    i = sp.arange(5)
+    with pytest.raises(numpy._core._exceptions._UFuncOutputCastingError):
+        i += 1.5
+    assert_eq(i, numpy.arange(5), exact=True)
+    i8 = sp.zeros(3, numpy.int8)
+    with pytest.raises(OverflowError):
+        i8 + 300
+    with pytest.raises(ValueError):
+        sp.ones(3) + sp.ones(4)
+
+
+def test_unary_and_ufunc_calls(below):
+    a = numpy.abs(ref((4, 6))) + 0.5
+    x = sp.array(a)
+    assert_eq(-x, -a, exact=True)
+    assert_eq(abs(-x), abs(-a), exact=True)
+    assert_eq(numpy.sqrt(x), numpy.sqrt(a), exact=True)
+    assert_eq(sp.exp(x), numpy.exp(a), exact=True)
+    assert_eq(numpy.add(x, x[0]), numpy.add(a, a[0]), exact=True)
+    q, r = numpy.divmod(x, 0.3)
+    eq, er = numpy.divmod(a, 0.3)
+    assert_eq(q, eq, exact=True)
+    assert_eq(r, er, exact=True)
+    assert_eq(numpy.maximum(x, 1.0), numpy.maximum(a, 1.0), exact=True)
+
+
+@pytest.mark.parametrize(
+    "sa, sb", [((5,), (5,)), ((4, 5), (5,)), ((5,), (5, 3)), ((4, 5), (5, 3)), ((2, 4, 5), (5, 2))], ids=repr
+)
+def test_matmul_matches_numpy(below, sa, sb):
+    a, b = ref(sa, seed=1), ref(sb, seed=2)
+    x, y = sp.array(a), sp.array(b)
+    exact = bool(below)  # split products sum in another order (to rounding)
+    assert_eq(x @ y, a @ b, exact=exact)
+    assert_eq(x @ b, a @ b, exact=exact)  # a NumPy operand: the general path
+    if len(sa) < 3:
+        assert_eq(sp.dot(x, y), numpy.dot(a, b), exact=exact)
+
+
+def test_matmul_errors_are_numpys(below):
+    x, y = sp.ones((3, 4)), sp.ones((3, 4))
+    with pytest.raises(ValueError):
+        numpy.ones((3, 4)) @ numpy.ones((3, 4))
+    with pytest.raises(ValueError):
+        x @ y
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "min", "max", "mean", "std", "var", "any", "all"])
+@pytest.mark.parametrize("axis", [None, 0, 1, -1, (0, 1)], ids=repr)
+def test_reductions_match_numpy(below, name, axis):
+    a = ref((6, 7))
+    x = sp.array(a)
+    exact = bool(below)  # split sums combine partial sums (to rounding)
+    assert_eq(getattr(x, name)(axis=axis), getattr(a, name)(axis=axis), exact=exact)
+    assert_eq(getattr(x[::-1, 1:], name)(axis=axis), getattr(a[::-1, 1:], name)(axis=axis), exact=exact)
+    assert_eq(getattr(x, name)(axis=axis, keepdims=True), getattr(a, name)(axis=axis, keepdims=True), exact=exact)
+    if name in ("std", "var"):
+        assert_eq(getattr(x, name)(axis=axis, ddof=1), getattr(a, name)(axis=axis, ddof=1), exact=exact)
+    if name in ("sum", "prod", "mean"):
+        got = getattr(x, name)(axis=axis, dtype=numpy.float32)
+        assert_eq(got, getattr(a, name)(axis=axis, dtype=numpy.float32), exact=exact, rtol=1e-5)
+
+
+def test_reduction_errors_are_numpys(below):
+    x = sp.ones((3, 4))
+    with pytest.raises(numpy.exceptions.AxisError):
+        x.sum(axis=2)
+    with pytest.raises(ValueError):
+        sp.ones((0,)).max()
+
+
+@pytest.mark.parametrize("fn", ["empty", "zeros", "ones"])
+@pytest.mark.parametrize("dtype", [float, numpy.int16, numpy.complex64, bool])
+def test_creation_matches_numpy(below, fn, dtype):
+    x = getattr(sp, fn)((3, 4), dtype)
+    e = getattr(numpy, fn)((3, 4), dtype)
+    assert x.shape == e.shape and x.dtype == e.dtype
+    if fn != "empty":
+        assert_eq(x, e, exact=True)
+    assert_eq(sp.full(5, 7, dtype), numpy.full(5, 7, dtype), exact=True)
+    with pytest.raises(TypeError, match="object"):
+        getattr(sp, fn)(3, object)
+
+
+def test_results_grow_past_the_threshold_into_split_arrays():
+    with config.set(replicate_below=100):
+        a, b = ref((20, 1)), ref((30,), seed=1)
+        x, y = sp.array(a), sp.array(b)
+        z = x + y  # 600 elements: split
+        assert whole.local(z) is None
+        assert z.layout == sp.empty((20, 30)).layout
+        assert_eq(z, a + b, exact=True)
+        assert_eq(x * 2.0, a * 2.0, exact=True)
+
+
+def test_a_write_on_the_lane_computes_deferred_readers_first():
+    """A deferred value reading a replicated array is computed before the lane writes it."""
+    with config.set(fuse=True, fuse_min_size=1000, replicate_below=DEFAULT):
+        a = ref((2000,))
+        big = sp.array(a)
+        d = big * 2.0  # deferred (2000 >= fuse_min_size)
+        head = big[:10]  # small view: on the lane
+        assert whole.local(head) is not None
+        head += 1.0
+        a2 = a * 2.0
+        a[:10] += 1.0
+        assert_eq(d, a2, exact=True)
+        assert_eq(big, a, exact=True)
+        head[3] = -5.0
+        a[3] = -5.0
+        assert_eq(big, a, exact=True)
+
+
+def test_shape_assignment_resets_the_cached_copy(below):
+    a = ref((4, 6))
+    x = sp.array(a)
+    x[0, 0] = 1.0  # the copy is cached now
+    x.shape = (6, 4)
+    a[0, 0] = 1.0
+    a.shape = (6, 4)
+    assert_eq(x[5], a[5], exact=True)
+    x[5, 3] = 2.0
+    a[5, 3] = 2.0
+    assert_eq(x, a, exact=True)
+
+
+def test_no_messages_on_the_lane():
+    with config.set(replicate_below=DEFAULT):
+        a = ref((20, 20))
+        x = sp.array(a)
+        with sp.comm_stats() as s:
+            for i in range(1, 19):
+                x[i, :i] -= x[i, :i] @ x[:i, :i] * 0.01
+                x[i, i] = x[i, i] / 2.0 + x[:, i].sum() * 1e-3
+            for i in range(1, 19):
+                a[i, :i] -= a[i, :i] @ a[:i, :i] * 0.01
+                a[i, i] = a[i, i] / 2.0 + a[:, i].sum() * 1e-3
+        assert (s.messages_sent, s.collectives) == (0, 0)
+        assert_eq(x, a, exact=True)
