@@ -84,6 +84,15 @@ FIELDS: dict[str, Field] = {
         "array.",
         "layout",
     ),
+    "whole_lane": _F(
+        True,
+        "SPMDARRAY_WHOLE_LANE",
+        _flag,
+        True,
+        "Operations whose arrays every rank holds whole (replicated, or any array on one rank) are NumPy's own "
+        "call on each rank's copy, skipping the distributed engine. Off: the engine takes them (same results).",
+        "layout",
+    ),
     "reduce_gather_bytes": _F(
         16 << 20,
         None,

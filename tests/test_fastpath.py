@@ -26,6 +26,14 @@ def _fresh_plans(monkeypatch):
     monkeypatch.setattr(fastpath, "_PLANS", {})
 
 
+@pytest.fixture(autouse=True)
+def _engine_paths():
+    """These tests are about the engine's plans: the whole-array lane (which takes
+    every small array on one rank) is off unless a test turns it on."""
+    with config.set(whole_lane=False):
+        yield
+
+
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize(
     "op",
@@ -331,7 +339,7 @@ def test_replicated_small_arrays(monkeypatch):
     (NumPy's own call, no plan) and send nothing."""
     _fresh_plans(monkeypatch)
     a, b = ref((30,), seed=21), ref((30,), seed=22)
-    with config.set(replicate_below=1000):
+    with config.set(replicate_below=1000, whole_lane=True):
         x, y = sp.array(a), sp.array(b)
         x += 2 * y
         ea = a + 2 * b

@@ -216,8 +216,16 @@ def test_stencil_never_allocates_more_than_a_block(monkeypatch):
         sizes.append(st.alloc.size)
         return st, block
 
+    original_adopting = _storage.Storage.adopting
+
+    def recording_adopting(cls, *args, **kwargs):  # NumPy's own result adopted (the whole-array lane)
+        st = original_adopting(*args, **kwargs)
+        sizes.append(st.alloc.size)
+        return st
+
     monkeypatch.setattr(_storage.Storage, "__init__", recording)
     monkeypatch.setattr(_storage.Storage, "blank", recording_blank)
+    monkeypatch.setattr(_storage.Storage, "adopting", classmethod(recording_adopting))
     for _ in range(3):
         average = (center + north + east + west + south) * 0.2
         center[:] = average

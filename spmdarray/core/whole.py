@@ -11,9 +11,11 @@ Python loops (``x[i, j]``, ``A[i, :j]``, ``a + b``, ``a += b``, ``a @ b``,
 
 :func:`local` gives an array's copy (a NumPy view of its allocation), cached
 on the array together with the storage it was taken from, or None where the
-lane does not apply: a split array (a split layout on one rank included), a
+lane does not apply: a split array on several ranks (or on one rank, one
+whose block the program holds: ``from_local``), a
 deferred value, a device block, a 0-d array, or an array the fuser would
-defer (``config.fuse`` and at least ``config.fuse_min_size`` elements).
+defer (``config.fuse`` and at least ``config.fuse_min_size`` elements), and
+everything while ``config.whole_lane`` is off.
 :func:`wrap` makes the spmdarray array of NumPy's new result.  Nothing here
 is collective: every rank holds the same copies and makes the same calls.
 """
@@ -49,7 +51,7 @@ __all__ = [
 SLOW = object()
 
 _ARRAY = None  # the ndarray class (core.array registers it: it imports this module)
-#: shape -> (context, dtype, layout, view map, view layout, geometry, direct) of a replicated result
+#: shape -> (context, dtype, small, layout, view map, view layout, geometry, direct) of a replicated result
 _KINDS: dict = {}
 
 
@@ -64,9 +66,10 @@ def local(x) -> np.ndarray | None:
 
     Not collective.  Cached on ``x`` with the id of the storage it belongs to
     (not the storage itself, whose reference count tells whether other arrays
-    share it); every assignment of ``x._s`` resets ``x._loc``.  The fuser's
-    settings are read at each call: an array the fuser would defer now is off
-    the lane.
+    share it); every assignment of ``x._s`` resets ``x._loc``.  The settings
+    are read at each call (an array the fuser would defer now is off the
+    lane), and the copy is kept only for an array on the lane when first
+    seen: one seen off it stays off it.
     """
     s = x._s
     c = x._loc
@@ -74,12 +77,27 @@ def local(x) -> np.ndarray | None:
         v = c[1]
     else:
         v = None
-        if type(s) is Storage and not s.be.is_device and is_whole(s.layout) and x._map.shape:
+        # On one rank a split array is whole too, unless the program holds its block
+        # (``from_local``: results then keep its layout, on the general path).
+        if (
+            type(s) is Storage
+            and not s.be.is_device
+            and x._map.shape
+            and (is_whole(s.layout) or (s.ctx.size == 1 and not s.exposed))
+        ):
             v = s.view_of(x._map, x._layout.block(s.ctx.rank))
+            if not _on_lane(v.size):
+                v = None  # not kept: a copy held here would stop the engine reusing a temporary
         x._loc = (id(s), v)
-    if v is not None and config.fuse and v.size >= config.fuse_min_size:
-        return None  # the fuser defers operations on arrays this large: the general path
+    if v is not None and not _on_lane(v.size):
+        return None
     return v
+
+
+def _on_lane(size: int) -> bool:
+    """Whether an array of ``size`` elements takes the lane under the settings now: not when
+    the fuser defers operations on arrays that large, nor while ``config.whole_lane`` is off."""
+    return config.whole_lane and not (config.fuse and size >= config.fuse_min_size)
 
 
 def operand(o, ctx):
@@ -249,7 +267,7 @@ def _view(s, vmap, lay, r):
     out._s = s
     out._map = vmap
     out._lay = lay
-    out._loc = (id(s), r)
+    out._loc = (id(s), r) if _on_lane(r.size) else None
     return out
 
 
@@ -261,39 +279,45 @@ def wrap(ctx, be, res):
     """The spmdarray array of NumPy's result ``res``, computed alike on every rank.
 
     ``ctx`` and ``be``: the communicator context and (host) backend of the
-    operands.  A scalar
-    (NumPy's result of a 0-d operation) comes back as it is; an array
-    becomes a replicated array, adopting ``res`` as its allocation when
-    NumPy's result is a fresh C-contiguous array, or a split array when it
-    has ``config.replicate_below`` elements or more.  Not collective.
+    operands.  A scalar (NumPy's result of a 0-d operation) comes back as it
+    is.  An array takes the layout a new array of its shape gets: replicated
+    below ``config.replicate_below`` elements, else split.  Its allocation is
+    ``res`` itself (a copy where NumPy's result is not a C-contiguous array of
+    its own) when every rank holds all of it, replicated or on one rank; a
+    split array on several ranks copies its block.  Not collective.
     """
     if type(res) is not np.ndarray:
         if isinstance(res, tuple):
             return tuple(wrap(ctx, be, r) for r in res)
         return res
-    if not res.ndim or res.size >= config.replicate_below or res.dtype.hasobject:
+    if not res.ndim or res.dtype.hasobject:
+        return _split(ctx, res)
+    small = res.size < config.replicate_below
+    if not small and ctx.size > 1:
         return _split(ctx, res)
     f = res.flags
     if not (f.c_contiguous and f.owndata and f.writeable):
         res = res.copy()
     dtype = res.dtype
     kind = _KINDS.get(res.shape)
-    if kind is None or kind[0] is not ctx or kind[1] is not dtype:
-        # (A replicated layout partitions no axis: no ghost frame, whatever config.ghost_width says.)
-        kind = _kind(ctx, be, res.shape, dtype)
+    if kind is None or kind[0] is not ctx or kind[1] is not dtype or kind[2] is not small:
+        # (A replicated layout, or any layout on one rank, partitions no axis over
+        # several ranks: no ghost frame, whatever config.ghost_width says.)
+        kind = _kind(ctx, be, res.shape, dtype, small)
         if len(_KINDS) >= 4096:
             _KINDS.clear()
         _KINDS[res.shape] = kind
-    _, _, lay, vmap, vlay, geometry, direct = kind
+    _, _, _, lay, vmap, vlay, geometry, direct = kind
     st = Storage.adopting(ctx, be, lay, dtype, geometry, direct, res)
     return _view(st, vmap, vlay, res)
 
 
-def _kind(ctx, be, shape, dtype) -> tuple:
-    lay = Layout.replicated(shape, ctx.size)
+def _kind(ctx, be, shape, dtype, small: bool) -> tuple:
+    lay = Layout.replicated(shape, ctx.size) if small else Layout.balanced(shape, ctx.size)
     vmap = ViewMap.identity(shape)
     geometry = _geometry(lay, ctx.rank, config.ghost_width)
-    return ctx, dtype, lay, vmap, view_layout(lay, vmap), geometry, direct_access(lay, be, dtype, geometry[2])
+    direct = direct_access(lay, be, dtype, geometry[2])
+    return ctx, dtype, small, lay, vmap, view_layout(lay, vmap), geometry, direct
 
 
 def _split(ctx, res):

@@ -128,10 +128,10 @@ def call_on_replicas(func, args, kwargs):
         largs = []
         for a in args:
             if type(a) is ndarray:
-                block = local(a)  # the cached copy (None for 0-d, split or deferred arrays)
+                if not is_whole(a._layout):
+                    return NotImplemented
+                block = local(a)  # the cached copy (None for 0-d or deferred arrays)
                 if block is None:
-                    if not is_whole(a._layout):
-                        return NotImplemented
                     block = a._block
                 found.append((a, block))
                 largs.append(block)

@@ -21,6 +21,7 @@ from spmdarray.core.storage import Storage
 from spmdarray.core.whole import wrap
 from spmdarray.decomposition import Layout, box_size, unravel
 from spmdarray.engine import elementwise as _engine
+from spmdarray.settings import config
 
 __all__ = [
     "arange",
@@ -66,7 +67,7 @@ def _order(order) -> None:
 def _new(shape, dtype, comm, fill=None, layout: Layout | None = None, backend=None):
     ctx = context(comm, backend)
     shape = _shape(shape)
-    if layout is None and shape and is_small(shape):
+    if layout is None and shape and is_small(shape) and config.whole_lane:
         be = backend_of(ctx)
         if not be.is_device:  # replicated: NumPy's own array, adopted as the allocation
             dtype = np.dtype(dtype)
