@@ -310,6 +310,15 @@ def test_a_write_on_the_lane_computes_deferred_readers_first():
         head[3] = -5.0
         a[3] = -5.0
         assert_eq(big, a, exact=True)
+        # An assignment into part of the large array itself (eager, whatever its size).
+        e = big + 1.0  # deferred again
+        a_e = a + 1.0
+        big[5] = 3.0
+        big[10:14] = sp.array(numpy.arange(4.0))
+        a[5] = 3.0
+        a[10:14] = numpy.arange(4.0)
+        assert_eq(e, a_e, exact=True)
+        assert_eq(big, a, exact=True)
 
 
 def test_shape_assignment_resets_the_cached_copy(below):

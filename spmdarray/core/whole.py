@@ -71,27 +71,34 @@ def local(x) -> np.ndarray | None:
     lane), and the copy is kept only for an array on the lane when first
     seen: one seen off it stays off it.
     """
-    s = x._s
     c = x._loc
-    if c is not None and c[0] == id(s):
+    if c is not None and c[0] == id(x._s):
         v = c[1]
     else:
-        v = None
-        # On one rank a split array is whole too, unless the program holds its block
-        # (``from_local``: results then keep its layout, on the general path).
-        if (
-            type(s) is Storage
-            and not s.be.is_device
-            and x._map.shape
-            and (is_whole(s.layout) or (s.ctx.size == 1 and not s.exposed))
-        ):
-            v = s.view_of(x._map, x._layout.block(s.ctx.rank))
-            if not _on_lane(v.size):
-                v = None  # not kept: a copy held here would stop the engine reusing a temporary
-        x._loc = (id(s), v)
-    if v is not None and not _on_lane(v.size):
-        return None
+        v = _held(x)
+        if v is not None and not _on_lane(v.size):
+            v = None  # not kept: a copy held here would stop the engine reusing a temporary
+        x._loc = (id(x._s), v)
+    if v is None or not config.whole_lane or config.fuse and v.size >= config.fuse_min_size:
+        return None  # (``_on_lane``, inline: asked for every operand)
     return v
+
+
+def _held(x) -> np.ndarray | None:
+    """``x``'s whole copy, whatever its size, or None where this rank does not hold all of it.
+
+    On one rank a split array is whole too, unless the program holds its block
+    (``from_local``: results then keep its layout, on the general path).
+    """
+    s = x._s
+    if (
+        type(s) is Storage
+        and not s.be.is_device
+        and x._map.shape
+        and (is_whole(s.layout) or (s.ctx.size == 1 and not s.exposed))
+    ):
+        return s.view_of(x._map, x._layout.block(s.ctx.rank))
+    return None
 
 
 def _on_lane(size: int) -> bool:
@@ -112,11 +119,16 @@ def operand(o, ctx):
     return SLOW
 
 
-def writable(x) -> np.ndarray | None:
+def writable(x, region: bool = False) -> np.ndarray | None:
     """:func:`local`, after computing the deferred values that read ``x``'s storage and
     completing messages into it, so that the caller may write it; call :func:`written` after.
-    Not collective."""
+
+    ``region``: for an assignment into part of ``x``, which is eager whatever
+    ``x``'s size (the fuser defers new results only): ``x``'s copy also where
+    it is too large for the lane, uncached.  Not collective."""
     v = local(x)
+    if v is None and region and config.whole_lane:
+        v = _held(x)
     if v is not None:
         s = x._s
         if READERS and id(s) in READERS or s.flights:
@@ -163,6 +175,12 @@ def getitem(x, v, key):
     A view for a basic key, sharing ``x``'s storage; NumPy's scalar for one
     element; a new array for an integer or boolean array index.  Not collective.
     """
+    if type(key) is tuple and len(key) == v.ndim:
+        for k in key:
+            if type(k) is not int:
+                break
+        else:
+            return v[key]  # one element (loops read them one by one): NumPy's scalar or IndexError
     hk = hashable_key(key)
     if hk is None:
         return index(x, v, key)
@@ -183,8 +201,19 @@ def setitem(x, key, value) -> bool:
     first, so that the result is as if the value had been copied, and a value
     that fails to convert leaves ``x`` unchanged.
     """
-    v = writable(x)
-    if v is None or hashable_key(key) is None:
+    v = writable(x, region=True)
+    if v is None:
+        return False
+    tv = type(value)
+    if (tv is float or tv is int) and type(key) is tuple and len(key) == v.ndim:
+        for k in key:
+            if type(k) is not int:
+                break
+        else:  # one element set to a Python number (loops write them one by one)
+            v[key] = value
+            x._s.version += 1  # (``written``)
+            return True
+    if hashable_key(key) is None:
         return False
     val = operand(value, x._s.ctx)
     if val is SLOW:
