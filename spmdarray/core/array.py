@@ -26,7 +26,7 @@ from spmdarray.core.registry import ops
 from spmdarray.core.storage import Storage
 from spmdarray.core.thunk import READERS
 from spmdarray.core.viewcache import view_of_key
-from spmdarray.core.whole import SLOW, getitem, local, reduce_whole, register, setitem, ufunc_call
+from spmdarray.core.whole import SLOW, getitem, reduce_whole, register, setitem, ufunc_call, whole_copy
 from spmdarray.decomposition import Layout, ViewMap, view_layout
 
 __all__ = ["ndarray"]
@@ -220,7 +220,7 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
 
     # ----------------------------------------------------------- indexing
     def __getitem__(self, key):
-        v = local(self)
+        v = whole_copy(self)
         if v is not None:  # every rank holds all of it: NumPy's indexing of the copy
             r = getitem(self, v, key)
             if r is not SLOW:

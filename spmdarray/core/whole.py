@@ -12,10 +12,12 @@ Python loops (``x[i, j]``, ``A[i, :j]``, ``a + b``, ``a += b``, ``a @ b``,
 :func:`local` gives an array's copy (a NumPy view of its allocation), cached
 on the array together with the storage it was taken from, or None where the
 lane does not apply: a split array on several ranks (or on one rank, one
-whose block the program holds: ``from_local``), a
-deferred value, a device block, a 0-d array, or an array the fuser would
-defer (``config.fuse`` and at least ``config.fuse_min_size`` elements), and
-everything while ``config.whole_lane`` is off.
+whose block the program holds: ``from_local``), a deferred value, a device
+block, a 0-d array, a split array the fuser would defer (``config.fuse`` and
+at least ``config.fuse_min_size`` elements; a replicated array is small
+enough that NumPy's own calls beat a fused kernel's overhead), and
+everything while ``config.whole_lane`` is off.  On one rank every array is
+whole, so the lane takes the small arrays of a one-rank run too.
 :func:`wrap` makes the spmdarray array of NumPy's new result.  Nothing here
 is collective: every rank holds the same copies and makes the same calls.
 """
@@ -44,6 +46,7 @@ __all__ = [
     "ufunc_call",
     "wrap",
     "writable",
+    "whole_copy",
     "written",
 ]
 
@@ -67,7 +70,7 @@ def local(x) -> np.ndarray | None:
     Not collective.  Cached on ``x`` with the id of the storage it belongs to
     (not the storage itself, whose reference count tells whether other arrays
     share it); every assignment of ``x._s`` resets ``x._loc``.  The settings
-    are read at each call (an array the fuser would defer now is off the
+    are read at each call (a split array the fuser would defer now is off the
     lane), and the copy is kept only for an array on the lane when first
     seen: one seen off it stays off it.
     """
@@ -76,11 +79,22 @@ def local(x) -> np.ndarray | None:
         v = c[1]
     else:
         v = _held(x)
-        if v is not None and not _on_lane(v.size):
+        rep = v is not None and is_whole(x._s.layout)
+        if v is not None and not _on_lane(v.size, rep):
             v = None  # not kept: a copy held here would stop the engine reusing a temporary
-        x._loc = (id(x._s), v)
-    if v is None or not config.whole_lane or config.fuse and v.size >= config.fuse_min_size:
+        c = x._loc = (id(x._s), v, rep)
+    if v is None or not config.whole_lane or not c[2] and config.fuse and v.size >= config.fuse_min_size:
         return None  # (``_on_lane``, inline: asked for every operand)
+    return v
+
+
+def whole_copy(x) -> np.ndarray | None:
+    """:func:`local`, or for an array too large for the lane's cached copy (the fuser's
+    threshold), its copy all the same, uncached: for indexing, which is eager whatever the
+    size.  None off the lane.  Not collective."""
+    v = local(x)
+    if v is None and config.whole_lane:
+        v = _held(x)
     return v
 
 
@@ -101,10 +115,11 @@ def _held(x) -> np.ndarray | None:
     return None
 
 
-def _on_lane(size: int) -> bool:
-    """Whether an array of ``size`` elements takes the lane under the settings now: not when
-    the fuser defers operations on arrays that large, nor while ``config.whole_lane`` is off."""
-    return config.whole_lane and not (config.fuse and size >= config.fuse_min_size)
+def _on_lane(size: int, replicated: bool) -> bool:
+    """Whether an array of ``size`` elements takes the lane under the settings now: not while
+    ``config.whole_lane`` is off, nor, unless it is replicated (small, so NumPy's own calls
+    beat a fused kernel's overhead), when the fuser defers operations on arrays that large."""
+    return config.whole_lane and (replicated or not (config.fuse and size >= config.fuse_min_size))
 
 
 def operand(o, ctx):
@@ -126,9 +141,7 @@ def writable(x, region: bool = False) -> np.ndarray | None:
     ``region``: for an assignment into part of ``x``, which is eager whatever
     ``x``'s size (the fuser defers new results only): ``x``'s copy also where
     it is too large for the lane, uncached.  Not collective."""
-    v = local(x)
-    if v is None and region and config.whole_lane:
-        v = _held(x)
+    v = whole_copy(x) if region else local(x)
     if v is not None:
         s = x._s
         if READERS and id(s) in READERS or s.flights:
@@ -296,7 +309,8 @@ def _view(s, vmap, lay, r):
     out._s = s
     out._map = vmap
     out._lay = lay
-    out._loc = (id(s), r) if _on_lane(r.size) else None
+    rep = is_whole(s.layout)
+    out._loc = (id(s), r, rep) if _on_lane(r.size, rep) else None
     return out
 
 
