@@ -17,10 +17,11 @@ import numpy as np
 from spmdarray.comm import agree, bcast_array, errors_may_raise
 from spmdarray.core import fetch as _fetch
 from spmdarray.core.array import ndarray
-from spmdarray.core.placement import default_layout, is_small, is_whole
+from spmdarray.core.placement import is_small, is_whole
 from spmdarray.core.storage import Storage
 from spmdarray.decomposition import Layout, block_bounds, box_size, find_coord, unravel
 from spmdarray.engine import elementwise as _engine
+from spmdarray.linalg._local import local_product, spread
 from spmdarray.routines.manipulation.shape import redistribute, reshape
 
 __all__ = ["matmul_2d"]
@@ -33,8 +34,13 @@ def _result_dtype(nda: int, ndb: int, da: np.dtype, db: np.dtype) -> np.dtype:
 
 
 def matmul_2d(ctx, a, b, out=None):
-    """``a @ b`` for distributed 1-D and 2-D operands with the same context: SUMMA.  Collective.
+    """``a @ b`` for distributed 1-D and 2-D operands with the same context.  Collective.
 
+    In order: NumPy's ``@`` on whole copies when both operands are replicated
+    (or at one rank); local products when a layout allows them
+    (:func:`~spmdarray.linalg._local.local_product`: the contraction axis,
+    ``a``'s rows or ``b``'s columns split); whole copies when both operands are
+    small; an elementwise product and a sum for two vectors; SUMMA otherwise.
     :func:`spmdarray.linalg._products.matmul` checks the arguments and sends
     stacks elsewhere first.
     """
@@ -56,20 +62,18 @@ def matmul_2d(ctx, a, b, out=None):
         np.matmul(
             np.ones((1,) * a.ndim, a.dtype), np.ones((1,) * b.ndim, b.dtype), out=np.empty((1,) * out.ndim, out.dtype)
         )
-    if _replica_operands(a, b):
+    vectors = a.ndim == 1 and b.ndim == 1
+    c = None
+    if not vectors and not _replica_operands(a, b, small=False):
+        c = local_product(ctx, a, b, dtype)  # a split contraction axis, rows or columns: no SUMMA
+    if c is None and _replica_operands(a, b):
         c = _replicated_product(ctx, a, b, dtype)
-        if out is not None:
-            _engine.assign(out, c)
-            return out
-        return c
-    if a.ndim == 1 and b.ndim == 1:
+    if c is None and vectors:
         prod = _engine.elementwise(np.multiply, [a, b])
         # A float or complex sum keeps its dtype: the argument-free sum is the same reduction.
-        res = prod.sum() if prod.dtype == dtype and dtype.kind in "fc" else prod.sum(dtype=dtype)
-        if out is not None:
-            _engine.assign(out, res)
-            return out
-        return res
+        c = prod.sum() if prod.dtype == dtype and dtype.kind in "fc" else prod.sum(dtype=dtype)
+    if c is not None:
+        return _deliver(c, out)
     a2 = reshape(a, (1, ka)) if a.ndim == 1 else a
     b2 = reshape(b, (kb, 1)) if b.ndim == 1 else b
     c = _summa(ctx, a2, b2, dtype)
@@ -77,19 +81,24 @@ def matmul_2d(ctx, a, b, out=None):
         c = reshape(c, (c.shape[1],))
     elif b.ndim == 1:
         c = reshape(c, (c.shape[0],))
-    if out is not None:
-        _engine.assign(out, c)
-        return out
-    return c
+    return _deliver(c, out)
 
 
-def _replica_operands(a, b) -> bool:
+def _deliver(c, out):
+    """``c``, or ``out`` after ``c`` is assigned to it.  Collective when ``out`` is given."""
+    if out is None:
+        return c
+    _engine.assign(out, c)
+    return out
+
+
+def _replica_operands(a, b, small: bool = True) -> bool:
     """Whether ``a @ b`` is computed whole on every rank: both operands are
-    replicated, or both are small (below ``config.replicate_below``), or the
-    communicator has one rank (which holds both whole)."""
+    replicated, or the communicator has one rank (which holds both whole),
+    or (with ``small``) both are small (below ``config.replicate_below``)."""
     if (is_whole(a._layout) and is_whole(b._layout)) or a._st.ctx.size == 1:
         return True
-    return is_small(a.shape) and is_small(b.shape)
+    return small and is_small(a.shape) and is_small(b.shape)
 
 
 def _replicated_product(ctx, a, b, dtype):
@@ -106,11 +115,7 @@ def _replicated_product(ctx, a, b, dtype):
     full = whole[0].astype(dtype, copy=False) @ whole[1].astype(dtype, copy=False)
     if not full.ndim:  # vector @ vector: a NumPy scalar, as NumPy gives
         return np.asarray(a._st.be.to_host(full))[()]
-    lay = default_layout(full.shape, ctx.size)
-    c = ndarray._new(Storage(ctx, lay, dtype), None)
-    if lay.owned_size(ctx.rank):
-        c._block[...] = full[tuple(slice(lo, hi) for lo, hi in lay.block(ctx.rank))]
-    return c
+    return spread(ctx, full, dtype)
 
 
 def _summa(ctx, a, b, dtype):
