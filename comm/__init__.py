@@ -17,6 +17,7 @@ from .collectives import (
     bcast_array,
     first_failure,
     reduce_bcast,
+    reduce_scatter_blocks,
 )
 from .context import MPI, Context, default_context, get_context, local_rank, on_new_context, set_default_comm
 from .debug import CollectiveMismatch, SeedMismatch, check_seed, guard, unchecked
@@ -61,6 +62,7 @@ __all__ = [
     "on_new_context",
     "pass_turn",
     "reduce_bcast",
+    "reduce_scatter_blocks",
     "SeedMismatch",
     "set_default_comm",
     "start_exchange",

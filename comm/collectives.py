@@ -25,6 +25,7 @@ __all__ = [
     "barrier",
     "first_failure",
     "reduce_bcast",
+    "reduce_scatter_blocks",
 ]
 
 
@@ -209,6 +210,43 @@ def reduce_bcast(comm, block: np.ndarray, name: str) -> np.ndarray:
     with guard(f"reduce_bcast({name})", comm):
         comm.Reduce([send, n, t], [recv, n, t], op=_mpi_op(name), root=0)
         comm.Bcast([recv, n, t], root=0)
+    return recv
+
+
+@traced
+def reduce_scatter_blocks(comm, blocks: list[np.ndarray], name: str) -> np.ndarray:
+    """Combine every rank's ``blocks[r]`` with reduction ``name``, in rank order, on rank ``r``.
+
+    Collective over ``comm``: one ``Reduce_scatter`` with the rank-ordered
+    operation of :func:`reduce_bcast`, so rank ``r`` gets
+    ``((blocks[r] of rank 0) + (blocks[r] of rank 1)) + ...`` and no rank holds
+    more than its own partial and one block.  The bytes counted are those
+    that leave this rank (every block but its own).
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Comm
+    blocks : list of numpy.ndarray
+        One block per rank of ``comm``, in rank order, of the same dtype; block
+        ``r`` has the same shape on every rank (empty blocks allowed).
+    name : str
+        One of sum, prod, min, max, any, all.
+
+    Returns
+    -------
+    numpy.ndarray
+        The combined block of this rank, of the shape of ``blocks[rank]``.
+    """
+    dtype = blocks[0].dtype
+    counts = [int(b.size) for b in blocks]
+    send = np.concatenate([np.ascontiguousarray(b, dtype=dtype).reshape(-1) for b in blocks])
+    mine = blocks[comm.Get_rank()]
+    recv = np.empty(mine.shape, dtype)
+    _count(send.nbytes - mine.nbytes)
+    if sum(counts):
+        t = _mpi_type(dtype)
+        with guard(f"reduce_scatter_blocks({name})", comm):
+            comm.Reduce_scatter([send, sum(counts), t], [recv, counts[comm.Get_rank()], t], counts, _mpi_op(name))
     return recv
 
 

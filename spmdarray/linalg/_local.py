@@ -1,29 +1,31 @@
 """Matrix products computed on each rank's own blocks, without SUMMA.
 
-Three layouts of the operands of ``c = a @ b`` (``a`` of shape ``(n, k)`` or
-``(k,)``, ``b`` of shape ``(k, m)`` or ``(k,)``) need no panel broadcasts:
+Three layouts of the operands of ``c = a @ b`` (``a`` of shape ``(..., n, k)``
+or ``(k,)``, ``b`` of shape ``(k, m)`` or ``(k,)``; only ``a`` may be a stack)
+need no panel broadcasts:
 
 *contraction split*
-    The ranks partition ``k`` alone: rank ``r`` holds ``a[:, K_r]`` and
+    The ranks partition ``k`` alone: rank ``r`` holds ``a[..., K_r]`` and
     ``b[K_r, :]``.  Each rank multiplies its blocks into a partial ``c_r`` of
     the full result shape, and one collective combines the partials **in rank
-    order** (``((c_0 + c_1) + c_2) + ...``) on every rank: an ``Allgather``, or
-    a rank-ordered ``Reduce`` + ``Bcast`` above ``config.reduce_gather_bytes``.
+    order** (``((c_0 + c_1) + c_2) + ...``).  A small result is all-gathered
+    and summed on every rank (replicated); a larger one is reduce-scattered
+    onto the balanced layout of its shape (each rank receives only its block).
     Every rank gets the same bits, as for :mod:`reductions
     <spmdarray.routines.reductions>` (MPI's ``Allreduce`` is never used: its
     combination order is the implementation's).  When only one operand is
     split along ``k``, the other (whole, or the smaller) is moved onto that
     operand's ``k`` intervals; the larger operand never moves.
-*row split of* ``a``
-    Rank ``r`` holds ``a[N_r, :]``; ``b`` is whole (replicated) or small and
-    fetched whole once.  ``c[N_r] = a[N_r] @ b`` needs nothing more.
-*column split of* ``b``
-    The mirror image: ``c[..., M_r] = a @ b[:, M_r]``.
+*rows of* ``a`` *split*
+    ``a``'s last axis is whole on every rank that holds a block (its other
+    axes split any way); ``b`` is whole (replicated) or small and fetched
+    whole once.  Each rank's ``a_block @ b`` is its block of the result, laid
+    out as ``a``: no message.  This covers stacks ``(..., n, k) @ (k, m)``.
+*columns of* ``b`` *split*
+    The mirror image for a 1-D or 2-D ``a``: ``c[..., M_r] = a @ b[:, M_r]``.
 
 A result with fewer than ``config.replicate_below`` elements is replicated
-(the row and column cases then all-gather the result's blocks once); a larger
-one is split: over the balanced layout after a contraction split, or over
-``a``'s rows (``b``'s columns) with no message at all.
+(the row and column cases then all-gather the result's blocks once).
 
 Summation order.  A contraction-split product sums the partial products of
 the ``k`` blocks, so its last bits may change with the rank count (as for
@@ -34,18 +36,18 @@ operands are replicated, NumPy's own ``@`` computes the result.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
-from spmdarray.comm import agreement, allgather_blocks, allgather_same, errors_may_raise, reduce_bcast
+from spmdarray.comm import agreement, allgather_blocks, allgather_same, errors_may_raise, reduce_scatter_blocks
 from spmdarray.core import fetch as _fetch
 from spmdarray.core.array import ndarray
 from spmdarray.core.placement import default_layout, is_small, is_whole
 from spmdarray.core.storage import Storage
 from spmdarray.decomposition import Layout
-from spmdarray.settings import config
 
-__all__ = ["local_product", "slabs", "spread"]
+__all__ = ["keeps", "local_product", "slabs", "spread"]
 
 _KINDS = "biufc"
 
@@ -95,6 +97,27 @@ def _split_layout(shape: tuple[int, ...], axis: int, intervals) -> Layout:
     )
 
 
+@functools.lru_cache(maxsize=1024)
+def keeps(lay: Layout, axis: int) -> Layout | None:
+    """``lay`` with ``axis`` marked whole, when every rank holds a block with all of ``axis``; else None.
+
+    Not collective; pure and cached.  A grid axis of length 1 over ``axis``
+    becomes a replicated one (the same blocks), so that ``axis`` can be
+    dropped or resized.
+    """
+    if any(f is not None for f in lay.gfixed):
+        return None
+    if any(a == axis and d > 1 for a, d in zip(lay.gaxis, lay.dims)):
+        return None
+    gaxis = tuple(None if a == axis else a for a in lay.gaxis)
+    intervals = tuple(None if a == axis else iv for a, iv in enumerate(lay.intervals))
+    return Layout(lay.shape, lay.dims, gaxis, lay.gfixed, intervals)
+
+
+def _boxed(box) -> tuple[slice, ...]:
+    return tuple(slice(lo, hi) for lo, hi in box)
+
+
 def spread(ctx, full, dtype) -> ndarray:
     """A new array holding ``full`` (the same on every rank) in the default layout of its shape.
 
@@ -103,16 +126,23 @@ def spread(ctx, full, dtype) -> ndarray:
     lay = default_layout(full.shape, ctx.size)
     c = ndarray._new(Storage(ctx, lay, dtype), None)
     if lay.owned_size(ctx.rank):
-        c._block[...] = full[tuple(slice(lo, hi) for lo, hi in lay.block(ctx.rank))]
+        c._block[...] = full[_boxed(lay.block(ctx.rank))]
     return c
+
+
+def _fetched(ctx, x, lay: Layout):
+    """This rank's block of ``x`` laid out as ``lay`` (an empty array when it holds none).  Collective."""
+    (loc,) = _fetch.fetch(ctx, [x], lay)
+    if loc is None:
+        loc = x._st.be.asarray(np.empty(tuple(hi - lo for lo, hi in lay.block(ctx.rank)), x.dtype))
+    return loc
 
 
 def _whole(ctx, x):
     """``x``'s view whole on this rank: its block when replicated, else fetched once.  Collective."""
     if is_whole(x._layout):
         return x._block
-    (loc,) = _fetch.fetch(ctx, [x], Layout.replicated(x.shape, ctx.size))
-    return loc
+    return _fetched(ctx, x, Layout.replicated(x.shape, ctx.size))
 
 
 def _on(ctx, x, axis, intervals):
@@ -122,8 +152,7 @@ def _on(ctx, x, axis, intervals):
     if is_whole(x._layout):
         lo, hi = intervals[ctx.rank]
         return x._block[(slice(None),) * axis + (slice(lo, hi),)]
-    (loc,) = _fetch.fetch(ctx, [x], _split_layout(x.shape, axis, intervals))
-    return loc
+    return _fetched(ctx, x, _split_layout(x.shape, axis, intervals))
 
 
 def _multiply(ctx, be, x, y, dtype):
@@ -136,71 +165,82 @@ def _contraction(ctx, a, b, dtype, kslabs):
     """``a @ b`` from partial products over ``k`` blocks, combined in rank order.  Collective."""
     be = a._st.be
     part = be.to_host(_multiply(ctx, be, _on(ctx, a, a.ndim - 1, kslabs), _on(ctx, b, 0, kslabs), dtype))
-    part = np.ascontiguousarray(part)
-    if part.nbytes * ctx.size > config.reduce_gather_bytes:
-        full = reduce_bcast(ctx.comm, part, "sum")
-    else:
-        parts = allgather_same(ctx.comm, part)
-        full = parts[0].copy()
-        for p in parts[1:]:
-            full += p
+    lay = default_layout(part.shape, ctx.size)
+    if not is_whole(lay):  # large: each rank receives the sum of its own block only
+        blocks = [part[_boxed(lay.block(r))] for r in range(ctx.size)]
+        c = ndarray._new(Storage(ctx, lay, dtype), None)
+        c._block[...] = be.asarray(reduce_scatter_blocks(ctx.comm, blocks, "sum"))
+        return c
+    parts = allgather_same(ctx.comm, np.ascontiguousarray(part))
+    full = parts[0].copy()
+    for p in parts[1:]:
+        full += p
     return spread(ctx, be.asarray(full), dtype)
 
 
-def _free(ctx, a, b, dtype, by_rows, intervals):
-    """``a @ b`` when ``a``'s rows (``by_rows``) or ``b``'s columns are split.  Collective.
+def _free(ctx, a, b, dtype, by_rows):
+    """``a @ b`` when ``a``'s last axis (``by_rows``) or ``b``'s first is whole on every rank.  Collective.
 
     The other operand is used whole.  Each rank's product is its block of the
-    result, which is split the same way (along its first or last axis), or
-    all-gathered when small.
+    result, laid out as the split operand, or all-gathered when small.
     """
     be = a._st.be
     cshape = a.shape[:-1] + b.shape[1:]
     if by_rows:
-        axis, part = 0, _multiply(ctx, be, a._block, _whole(ctx, b), dtype)
+        la, part = keeps(a._layout, a.ndim - 1), _multiply(ctx, be, a._block, _whole(ctx, b), dtype)
+        axes = range(a.ndim - 1) if b.ndim == 1 else range(a.ndim)
     else:
-        axis, part = len(cshape) - 1, _multiply(ctx, be, _whole(ctx, a), b._block, dtype)
-    if is_small(cshape):
-        shapes = [cshape[:axis] + (hi - lo,) + cshape[axis + 1 :] for lo, hi in intervals]
-        blocks = allgather_blocks(ctx.comm, np.ascontiguousarray(be.to_host(part)), shapes)
-        full = np.empty(cshape, dtype)
-        for (lo, hi), blk in zip(intervals, blocks):
-            full[(slice(None),) * axis + (slice(lo, hi),)] = blk
-        return spread(ctx, be.asarray(full), dtype)
-    c = ndarray._new(Storage(ctx, _split_layout(cshape, axis, intervals), dtype), None)
-    c._block[...] = part
-    return c
+        la, part = keeps(b._layout, 0), _multiply(ctx, be, _whole(ctx, a), b._block, dtype)
+        axes = (1,) if a.ndim == 1 else (0, 1)
+    src = la.take_axes(tuple(axes))
+    lay = Layout(cshape, src.dims, src.gaxis, src.gfixed, src.intervals)
+    if not is_small(cshape):
+        c = ndarray._new(Storage(ctx, lay, dtype), None)
+        c._block[...] = part
+        return c
+    owners = set(lay.owners())
+    shapes = [tuple(hi - lo for lo, hi in lay.block(r)) if r in owners else (0,) * len(cshape) for r in range(ctx.size)]
+    mine = np.ascontiguousarray(be.to_host(part)) if ctx.rank in owners else np.empty(shapes[ctx.rank], dtype)
+    full = np.empty(cshape, dtype)
+    for r, blk in enumerate(allgather_blocks(ctx.comm, mine, shapes)):
+        if r in owners:
+            full[_boxed(lay.block(r))] = blk
+    return spread(ctx, be.asarray(full), dtype)
 
 
 def local_product(ctx, a, b, dtype):
-    """``a @ b`` without SUMMA when the layouts allow it, else None.  Collective.
+    """``a @ b`` without SUMMA or a batch redistribution when the layouts allow it, else None.  Collective.
 
     Parameters
     ----------
     ctx : Context
         The operands' context (more than one rank).
     a, b : ndarray
-        Distributed operands, ``a`` 1-D or 2-D, ``b`` 1-D or 2-D, not both
-        1-D, with matching contraction lengths (checked by the caller).
+        Distributed operands with matching contraction lengths (checked by
+        the caller): ``a`` 1-D, 2-D or a stack, ``b`` 1-D or 2-D, not both
+        1-D.
     dtype : numpy.dtype
-        The result's dtype (NumPy's for these operands).
+        The result's dtype (NumPy's for these operands, or the ``dtype=``
+        asked for).
 
     Returns
     -------
     ndarray or None
         The product, or None (on every rank alike: the choice depends only
-        on shapes and layouts) when SUMMA should compute it.
+        on shapes and layouts) when the general path should compute it.
     """
     if dtype.kind not in _KINDS or a.dtype.kind not in _KINDS or b.dtype.kind not in _KINDS:
         return None
     p = ctx.size
-    n = a.shape[0] if a.ndim == 2 else 1
     k = b.shape[0]
+    n = a.size // k if k else math.prod(a.shape[:-1])
     m = b.shape[1] if b.ndim == 2 else 1
     la, lb = a._layout, b._layout
+    small = is_small(a.shape[:-1] + b.shape[1:])
+    # Elements a rank receives, roughly: the general path moves both operands
+    # (SUMMA's panels, or the batch layout), this one the moved operand and the partials.
+    rival = (n * k + k * m) * (p - 1) // p
     ka, kb = slabs(la, a.ndim - 1), slabs(lb, 0)
-    # Receives per rank, roughly: SUMMA's panels, against the moved operand plus the partials.
-    summa = (n * k + k * m) * (p - 1) // p
     if ka is not None or kb is not None:
         if ka == kb:
             moved = 0
@@ -210,12 +250,12 @@ def local_product(ctx, a, b, dtype):
             ka, moved = kb, 0 if is_whole(la) else a.size
         else:  # both split along k, differently: the smaller moves
             ka, moved = (ka, b.size) if a.size >= b.size else (kb, a.size)
-        if moved + n * m * (p - 1) <= summa:
+        if moved + n * m * (p - 1) // (1 if small else p) <= rival:
             return _contraction(ctx, a, b, dtype, ka)
-    if a.ndim == 2 and (rows := slabs(la, 0)) is not None:
+    if a.ndim >= 2 and not is_whole(la) and keeps(la, a.ndim - 1) is not None:
         if is_whole(lb) or is_small(b.shape) or b.size * p <= a.size:
-            return _free(ctx, a, b, dtype, True, rows)
-    if b.ndim == 2 and (cols := slabs(lb, 1)) is not None:
+            return _free(ctx, a, b, dtype, True)
+    if a.ndim <= 2 and b.ndim == 2 and not is_whole(lb) and keeps(lb, 0) is not None:
         if is_whole(la) or is_small(a.shape) or a.size * p <= b.size:
-            return _free(ctx, a, b, dtype, False, cols)
+            return _free(ctx, a, b, dtype, False)
     return None

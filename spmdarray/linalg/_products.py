@@ -21,6 +21,7 @@ from spmdarray.core.registry import GUFUNCS, implements, provides
 from spmdarray.engine import elementwise as _engine
 from spmdarray.engine.replicas import call_on_replicas
 from spmdarray.linalg._batch import gufunc, operand
+from spmdarray.linalg._local import local_product
 from spmdarray.linalg._summa import _summa, matmul_2d
 from spmdarray.routines.creation import array, empty, eye
 from spmdarray.settings import config
@@ -131,10 +132,13 @@ def _dot_2d(a, b, out=None):
 def matmul_nd(a, b, out=None, dtype=None):
     """``numpy.matmul`` for operands of any dimension, with batch broadcasting.  Collective.
 
-    2-D (and 1-D) operands use SUMMA.  Stacks run batch-parallel (each
-    product on one rank, batches split over ranks) when there are at least
-    as many products as ranks or each matrix is small; otherwise each
-    product of the stack is a SUMMA over all ranks in turn.
+    2-D (and 1-D) operands go to :func:`matmul`.  A stack times one matrix
+    or vector is computed on each rank's own blocks when ``a``'s last axis is
+    whole on every rank or split alone (:mod:`spmdarray.linalg._local`).
+    Other stacks run batch-parallel (each product on one rank, batches split
+    over ranks) when there are at least as many products as ranks or each
+    matrix is small; otherwise each product of the stack is a SUMMA over all
+    ranks in turn.
     """
 
     ctx, (a, b) = _ops(a, b)
@@ -165,7 +169,11 @@ def matmul_nd(a, b, out=None, dtype=None):
     n, m = a2.shape[-2], b2.shape[-1]
     nb = math.prod(batch)
     big = max(n * ka, ka * m, n * m)
-    if big <= config.linalg_max_elements and (nb >= ctx.size or big <= 1 << 16):
+    # A stack times one matrix or vector: products on each rank's own blocks when the layouts allow.
+    c = local_product(ctx, a, b, dt) if dtype is None and b.ndim <= 2 and ctx.size > 1 else None
+    if c is not None:
+        va = vb = False  # already NumPy's result shape
+    elif big <= config.linalg_max_elements and (nb >= ctx.size or big <= 1 << 16):
         c = gufunc("matmul", lambda x, y: np.matmul(x, y, dtype=dt), [a2, b2], [2, 2], limit=False)
     else:
         c = empty(batch + (n, m), dt, comm=ctx)
