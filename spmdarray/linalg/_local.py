@@ -40,7 +40,13 @@ import math
 
 import numpy as np
 
-from spmdarray.comm import agreement, allgather_blocks, allgather_same, errors_may_raise, reduce_scatter_blocks
+from spmdarray.comm import (
+    agreement,
+    allgather_blocks,
+    allgather_same,
+    errors_may_raise,
+    reduce_scatter_blocks,
+)
 from spmdarray.core import fetch as _fetch
 from spmdarray.core.array import ndarray
 from spmdarray.core.placement import default_layout, is_small, is_whole
@@ -156,26 +162,36 @@ def _on(ctx, x, axis, intervals):
 
 
 def _multiply(ctx, be, x, y, dtype):
-    """``x @ y`` of local blocks in ``dtype``; errors agreed by every rank.  Collective when errors may raise."""
+    """``x @ y`` of local blocks in ``dtype`` as a host array (None when ``x`` is None).
+
+    Collective when errors may raise: every rank agrees on any error.
+    """
     with agreement(ctx, errors_may_raise()):
-        return be.asarray(x).astype(dtype, copy=False) @ be.asarray(y).astype(dtype, copy=False)
+        if x is None:
+            return None
+        return np.asarray(be.to_host(be.asarray(x).astype(dtype, copy=False) @ be.asarray(y).astype(dtype, copy=False)))
+
+
+def _result(ctx, be, full, dtype):
+    """``full`` (the same on every rank) as the product: a NumPy scalar when 0-d, else :func:`spread`."""
+    return full[()] if not full.ndim else spread(ctx, be.asarray(full), dtype)
 
 
 def _contraction(ctx, a, b, dtype, kslabs):
     """``a @ b`` from partial products over ``k`` blocks, combined in rank order.  Collective."""
     be = a._st.be
-    part = be.to_host(_multiply(ctx, be, _on(ctx, a, a.ndim - 1, kslabs), _on(ctx, b, 0, kslabs), dtype))
+    part = _multiply(ctx, be, _on(ctx, a, a.ndim - 1, kslabs), _on(ctx, b, 0, kslabs), dtype)
     lay = default_layout(part.shape, ctx.size)
     if not is_whole(lay):  # large: each rank receives the sum of its own block only
         blocks = [part[_boxed(lay.block(r))] for r in range(ctx.size)]
         c = ndarray._new(Storage(ctx, lay, dtype), None)
         c._block[...] = be.asarray(reduce_scatter_blocks(ctx.comm, blocks, "sum"))
         return c
-    parts = allgather_same(ctx.comm, np.ascontiguousarray(part))
+    parts = allgather_same(ctx.comm, part.reshape(-1))
     full = parts[0].copy()
     for p in parts[1:]:
         full += p
-    return spread(ctx, be.asarray(full), dtype)
+    return _result(ctx, be, full.reshape(part.shape), dtype)
 
 
 def _free(ctx, a, b, dtype, by_rows):
@@ -192,6 +208,7 @@ def _free(ctx, a, b, dtype, by_rows):
     else:
         la, part = keeps(b._layout, 0), _multiply(ctx, be, _whole(ctx, a), b._block, dtype)
         axes = (1,) if a.ndim == 1 else (0, 1)
+    part = be.asarray(part)
     src = la.take_axes(tuple(axes))
     lay = Layout(cshape, src.dims, src.gaxis, src.gfixed, src.intervals)
     if not is_small(cshape):
@@ -217,8 +234,8 @@ def local_product(ctx, a, b, dtype):
         The operands' context (more than one rank).
     a, b : ndarray
         Distributed operands with matching contraction lengths (checked by
-        the caller): ``a`` 1-D, 2-D or a stack, ``b`` 1-D or 2-D, not both
-        1-D.
+        the caller): ``a`` 1-D, 2-D or a stack, ``b`` 1-D or 2-D.  Two
+        vectors give a NumPy scalar.
     dtype : numpy.dtype
         The result's dtype (NumPy's for these operands, or the ``dtype=``
         asked for).
@@ -236,7 +253,7 @@ def local_product(ctx, a, b, dtype):
     n = a.size // k if k else math.prod(a.shape[:-1])
     m = b.shape[1] if b.ndim == 2 else 1
     la, lb = a._layout, b._layout
-    small = is_small(a.shape[:-1] + b.shape[1:])
+    small = is_whole(default_layout(a.shape[:-1] + b.shape[1:], p))
     # Elements a rank receives, roughly: the general path moves both operands
     # (SUMMA's panels, or the batch layout), this one the moved operand and the partials.
     rival = (n * k + k * m) * (p - 1) // p
@@ -250,7 +267,7 @@ def local_product(ctx, a, b, dtype):
             ka, moved = kb, 0 if is_whole(la) else a.size
         else:  # both split along k, differently: the smaller moves
             ka, moved = (ka, b.size) if a.size >= b.size else (kb, a.size)
-        if moved + n * m * (p - 1) // (1 if small else p) <= rival:
+        if moved * (p - 1) // p + n * m * (p - 1) // (1 if small else p) <= rival:
             return _contraction(ctx, a, b, dtype, ka)
     if a.ndim >= 2 and not is_whole(la) and keeps(la, a.ndim - 1) is not None:
         if is_whole(lb) or is_small(b.shape) or b.size * p <= a.size:

@@ -64,7 +64,7 @@ def matmul_2d(ctx, a, b, out=None):
         )
     vectors = a.ndim == 1 and b.ndim == 1
     c = None
-    if not vectors and not _replica_operands(a, b, small=False):
+    if not _replica_operands(a, b, small=False):
         c = local_product(ctx, a, b, dtype)  # a split contraction axis, rows or columns: no SUMMA
     if c is None and _replica_operands(a, b):
         c = _replicated_product(ctx, a, b, dtype)
