@@ -64,7 +64,7 @@ def test_contraction_split_small_result(kind, dtype):
     a, b = ref((n, k), dtype), ref((k, m), dtype, seed=1)
     cnt = _counts(k, size, kind)
     x, y = _split(a, 1, cnt), _split(b, 0, cnt)
-    with config.set(replicate_below=1 << 16), sp.comm_stats() as s:
+    with config.set(replicate_below=n * m + 1), sp.comm_stats() as s:  # the result is small, not the operands
         got = x @ y
     exp = a @ b
     assert_eq(got, exp, **(_tol(dtype) if numpy.dtype(dtype) != numpy.float32 else {"rtol": 1e-5, "atol": 1e-5}))
@@ -100,12 +100,26 @@ def test_covariance_column_products(kind):
     data = ref((nrow, M))
     d = _split(data, 0, _counts(nrow, size, kind))
     for i in (0, 4, M - 1):
-        with config.set(replicate_below=1 << 16), sp.comm_stats() as s:
+        with config.set(replicate_below=M + 1), sp.comm_stats() as s:  # the columns are not small
             got = d[:, i] @ d[:, i:M]
         assert_eq(got, data[:, i] @ data[:, i:M])
         if size > 1:
             assert (s.collectives, s.messages_sent, s.collective_bytes) == (1, 0, (M - i) * 8)
             _same_everywhere(got)
+
+
+def test_small_operands_keep_numpys_bits():
+    """Both operands small: NumPy's ``@`` on whole copies, not partial products (two vectors: NumPy's bits)."""
+    _, size = world()
+    data = ref((31, 9))
+    d = _split(data, 0, _counts(31, size, "front"))
+    with config.set(replicate_below=1 << 16):
+        for i in (0, 4, 8):
+            with sp.comm_stats() as s:
+                got = d[:, i] @ d[:, i:9]
+            assert_eq(got, data[:, i] @ data[:, i:9])
+            assert s.collectives <= 2 and s.messages_sent == 0  # operands gathered whole (copies are shared)
+        assert_eq(d[:, 2] @ d[:, 5], data[:, 2] @ data[:, 5], exact=True)
 
 
 def test_covariance_kernel():
@@ -123,7 +137,7 @@ def test_covariance_kernel():
         return cov
 
     exp = kernel(numpy, M, float(N), data.copy())
-    with config.set(replicate_below=1 << 16):
+    with config.set(replicate_below=M + 1):
         got = kernel(sp, M, float(N), _split(data, 0, _counts(N, size, "empty")))
     assert_eq(got, exp, rtol=1e-12, atol=1e-14)
 
@@ -135,7 +149,7 @@ def test_whole_vector_times_row_split_matrix(kind):
     n, m = 26, 5
     A, y = ref((n, m)), ref((n,), seed=2)
     a = _split(A, 0, _counts(n, size, kind))
-    with config.set(replicate_below=1 << 16):
+    with config.set(replicate_below=n + 1):  # y is replicated, A is not
         yy = sp.array(y)
         with sp.comm_stats() as s:
             got = yy @ a
@@ -169,7 +183,7 @@ def test_row_split_matrix_times_vector(kind, small):
     A, x = ref((n, k)), ref((k,), seed=3)
     cnt = _counts(n, size, kind)
     a = _split(A, 0, cnt)
-    with config.set(replicate_below=(1 << 16) if small else 0):
+    with config.set(replicate_below=(n + 1) if small else 0):
         xx = sp.array(x)  # replicated when small, else split (fetched whole once, A never moves)
         with sp.comm_stats() as s:
             got = a @ xx
@@ -290,6 +304,6 @@ def test_repeated_products_are_bitwise_reproducible():
     a, b = ref((5, 40)), ref((40, 3), seed=1)
     cnt = _counts(40, size, "front")
     x, y = _split(a, 1, cnt), _split(b, 0, cnt)
-    with config.set(replicate_below=1 << 16):
+    with config.set(replicate_below=16):
         r1, r2 = numpy.asarray(x @ y), numpy.asarray(x @ y)
     assert r1.tobytes() == r2.tobytes()

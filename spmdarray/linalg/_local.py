@@ -51,7 +51,7 @@ from spmdarray.core import fetch as _fetch
 from spmdarray.core.array import ndarray
 from spmdarray.core.placement import default_layout, is_small, is_whole
 from spmdarray.core.storage import Storage
-from spmdarray.decomposition import Layout
+from spmdarray.decomposition import Layout, block_bounds, cells_to_receive
 
 __all__ = ["keeps", "local_product", "slabs", "spread"]
 
@@ -225,6 +225,27 @@ def _free(ctx, a, b, dtype, by_rows):
     return spread(ctx, be.asarray(full), dtype)
 
 
+@functools.lru_cache(maxsize=1024)
+def _summa_cost(la: Layout, lb: Layout, p: int) -> int:
+    """Elements one rank receives, on average, in SUMMA's ``a @ b`` from layouts ``la`` and ``lb``.  Pure; cached.
+
+    The redistributions onto SUMMA's layouts (all of a vector), then the
+    panels: ``A``'s along grid rows, ``B``'s along grid columns.
+    """
+    n = la.shape[0] if len(la.shape) == 2 else 1
+    k = lb.shape[0]
+    m = lb.shape[1] if len(lb.shape) == 2 else 1
+    pr, pc = Layout.balanced((n, m), p).dims
+    move = 0
+    for lay, (r, c), (gr, gc) in ((la, (n, k), (pr, pc)), (lb, (k, m), (pr, pc))):
+        if len(lay.shape) == 2:
+            dst = Layout((r, c), (gr, gc), (0, 1), (None, None), (block_bounds(r, gr), block_bounds(c, gc)))
+            move += cells_to_receive(lay, dst)
+        else:
+            move += math.prod(lay.shape) * (p - 1)
+    return move // p + n * k * (pc - 1) // (pr * pc) + k * m * (pr - 1) // (pr * pc)
+
+
 def local_product(ctx, a, b, dtype):
     """``a @ b`` without SUMMA or a batch redistribution when the layouts allow it, else None.  Collective.
 
@@ -254,9 +275,9 @@ def local_product(ctx, a, b, dtype):
     m = b.shape[1] if b.ndim == 2 else 1
     la, lb = a._layout, b._layout
     small = is_whole(default_layout(a.shape[:-1] + b.shape[1:], p))
-    # Elements a rank receives, roughly: the general path moves both operands
-    # (SUMMA's panels, or the batch layout), this one the moved operand and the partials.
-    rival = (n * k + k * m) * (p - 1) // p
+    # Elements a rank receives, roughly: the moved operand and the partials here, against
+    # SUMMA's redistributions and panels, or (stacks) the batch layout of both operands.
+    rival = _summa_cost(la, lb, p) if a.ndim <= 2 else (n * k + k * m) * (p - 1) // p
     ka, kb = slabs(la, a.ndim - 1), slabs(lb, 0)
     if ka is not None or kb is not None:
         if ka == kb:

@@ -37,10 +37,10 @@ def matmul_2d(ctx, a, b, out=None):
     """``a @ b`` for distributed 1-D and 2-D operands with the same context.  Collective.
 
     In order: NumPy's ``@`` on whole copies when both operands are replicated
-    (or at one rank); local products when a layout allows them
-    (:func:`~spmdarray.linalg._local.local_product`: the contraction axis,
-    ``a``'s rows or ``b``'s columns split); whole copies when both operands are
-    small; an elementwise product and a sum for two vectors; SUMMA otherwise.
+    or small (NumPy's bits; at one rank too); local products when a layout
+    allows them (:func:`~spmdarray.linalg._local.local_product`: the
+    contraction axis, ``a``'s rows or ``b``'s columns split); an elementwise
+    product and a sum for two vectors; SUMMA otherwise.
     :func:`spmdarray.linalg._products.matmul` checks the arguments and sends
     stacks elsewhere first.
     """
@@ -62,13 +62,10 @@ def matmul_2d(ctx, a, b, out=None):
         np.matmul(
             np.ones((1,) * a.ndim, a.dtype), np.ones((1,) * b.ndim, b.dtype), out=np.empty((1,) * out.ndim, out.dtype)
         )
-    vectors = a.ndim == 1 and b.ndim == 1
-    c = None
-    if not _replica_operands(a, b, small=False):
-        c = local_product(ctx, a, b, dtype)  # a split contraction axis, rows or columns: no SUMMA
-    if c is None and _replica_operands(a, b):
-        c = _replicated_product(ctx, a, b, dtype)
-    if c is None and vectors:
+    if _replica_operands(a, b):  # NumPy's bits, as for replicated arrays
+        return _deliver(_replicated_product(ctx, a, b, dtype), out)
+    c = local_product(ctx, a, b, dtype)  # a split contraction axis, rows or columns: no SUMMA
+    if c is None and a.ndim == 1 and b.ndim == 1:
         prod = _engine.elementwise(np.multiply, [a, b])
         # A float or complex sum keeps its dtype: the argument-free sum is the same reduction.
         c = prod.sum() if prod.dtype == dtype and dtype.kind in "fc" else prod.sum(dtype=dtype)
@@ -92,13 +89,13 @@ def _deliver(c, out):
     return out
 
 
-def _replica_operands(a, b, small: bool = True) -> bool:
+def _replica_operands(a, b) -> bool:
     """Whether ``a @ b`` is computed whole on every rank: both operands are
-    replicated, or the communicator has one rank (which holds both whole),
-    or (with ``small``) both are small (below ``config.replicate_below``)."""
+    replicated, or both are small (below ``config.replicate_below``), or the
+    communicator has one rank (which holds both whole)."""
     if (is_whole(a._layout) and is_whole(b._layout)) or a._st.ctx.size == 1:
         return True
-    return small and is_small(a.shape) and is_small(b.shape)
+    return is_small(a.shape) and is_small(b.shape)
 
 
 def _replicated_product(ctx, a, b, dtype):
