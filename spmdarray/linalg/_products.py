@@ -16,7 +16,7 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from spmdarray.core import fetch as _fetch
 from spmdarray.core.array import ndarray
-from spmdarray.core.placement import is_small, is_whole
+from spmdarray.core.placement import is_whole
 from spmdarray.core.registry import GUFUNCS, implements, provides
 from spmdarray.engine import elementwise as _engine
 from spmdarray.engine.replicas import call_on_replicas
@@ -169,10 +169,8 @@ def matmul_nd(a, b, out=None, dtype=None):
     n, m = a2.shape[-2], b2.shape[-1]
     nb = math.prod(batch)
     big = max(n * ka, ka * m, n * m)
-    # A stack times one matrix or vector: products on each rank's own blocks when the layouts
-    # allow (small operands keep NumPy's bits on whole copies).
-    local = dtype is None and b.ndim <= 2 and ctx.size > 1 and not (is_small(a.shape) and is_small(b.shape))
-    c = local_product(ctx, a, b, dt) if local else None
+    # A stack times one matrix or vector: products on each rank's own blocks when the layouts allow.
+    c = local_product(ctx, a, b, dt) if dtype is None and b.ndim <= 2 and ctx.size > 1 else None
     if c is not None:
         va = vb = False  # already NumPy's result shape
     elif big <= config.linalg_max_elements and (nb >= ctx.size or big <= 1 << 16):

@@ -37,10 +37,11 @@ def matmul_2d(ctx, a, b, out=None):
     """``a @ b`` for distributed 1-D and 2-D operands with the same context.  Collective.
 
     In order: NumPy's ``@`` on whole copies when both operands are replicated
-    or small (NumPy's bits; at one rank too); local products when a layout
-    allows them (:func:`~spmdarray.linalg._local.local_product`: the
-    contraction axis, ``a``'s rows or ``b``'s columns split); an elementwise
-    product and a sum for two vectors; SUMMA otherwise.
+    (at one rank too) or are two small vectors (NumPy's bits); local products
+    when a layout allows them (:func:`~spmdarray.linalg._local.local_product`:
+    the contraction axis, ``a``'s rows or ``b``'s columns split); whole
+    copies of small operands; an elementwise product and a sum for two
+    vectors; SUMMA otherwise.
     :func:`spmdarray.linalg._products.matmul` checks the arguments and sends
     stacks elsewhere first.
     """
@@ -62,10 +63,14 @@ def matmul_2d(ctx, a, b, out=None):
         np.matmul(
             np.ones((1,) * a.ndim, a.dtype), np.ones((1,) * b.ndim, b.dtype), out=np.empty((1,) * out.ndim, out.dtype)
         )
-    if _replica_operands(a, b):  # NumPy's bits, as for replicated arrays
+    vectors = a.ndim == 1 and b.ndim == 1
+    whole, small = _replica_operands(a, b)
+    if whole or (small and vectors):  # NumPy's bits, as for replicated arrays
         return _deliver(_replicated_product(ctx, a, b, dtype), out)
     c = local_product(ctx, a, b, dtype)  # a split contraction axis, rows or columns: no SUMMA
-    if c is None and a.ndim == 1 and b.ndim == 1:
+    if c is None and small:
+        c = _replicated_product(ctx, a, b, dtype)
+    if c is None and vectors:
         prod = _engine.elementwise(np.multiply, [a, b])
         # A float or complex sum keeps its dtype: the argument-free sum is the same reduction.
         c = prod.sum() if prod.dtype == dtype and dtype.kind in "fc" else prod.sum(dtype=dtype)
@@ -89,13 +94,12 @@ def _deliver(c, out):
     return out
 
 
-def _replica_operands(a, b) -> bool:
-    """Whether ``a @ b`` is computed whole on every rank: both operands are
-    replicated, or both are small (below ``config.replicate_below``), or the
-    communicator has one rank (which holds both whole)."""
-    if (is_whole(a._layout) and is_whole(b._layout)) or a._st.ctx.size == 1:
-        return True
-    return is_small(a.shape) and is_small(b.shape)
+def _replica_operands(a, b) -> tuple[bool, bool]:
+    """Whether every rank holds both operands of ``a @ b`` whole (both
+    replicated, or a single rank), and whether both are small (below
+    ``config.replicate_below``: fetching both whole is cheap).  Not collective."""
+    whole = (is_whole(a._layout) and is_whole(b._layout)) or a._st.ctx.size == 1
+    return whole, is_small(a.shape) and is_small(b.shape)
 
 
 def _replicated_product(ctx, a, b, dtype):
