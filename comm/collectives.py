@@ -217,10 +217,11 @@ def reduce_bcast(comm, block: np.ndarray, name: str) -> np.ndarray:
 def reduce_scatter_blocks(comm, blocks: list[np.ndarray], name: str) -> np.ndarray:
     """Combine every rank's ``blocks[r]`` with reduction ``name``, in rank order, on rank ``r``.
 
-    Collective over ``comm``: one ``Reduce_scatter`` with the rank-ordered
-    operation of :func:`reduce_bcast`, so rank ``r`` gets
-    ``((blocks[r] of rank 0) + (blocks[r] of rank 1)) + ...`` and no rank holds
-    more than its own partial and one block.  The bytes counted are those
+    Collective over ``comm``: one ``Reduce_scatter`` with the non-commutative
+    operation of :func:`reduce_bcast`, so MPI combines the blocks in rank
+    order (it may group them, as ``(b_0 + b_1) + (b_2 + b_3)``, but never
+    reorders them), each element on one rank only, and no rank holds more
+    than its own partial and one block.  The bytes counted are those
     that leave this rank (every block but its own).
 
     Parameters

@@ -12,6 +12,7 @@ sends nothing when the result stays split.
 import numpy
 import pytest
 from helpers import assert_eq, block, host, ref, world
+from spmdarray.comm import reduce_scatter_blocks
 from spmdarray.decomposition import Layout
 
 import spmdarray as sp
@@ -310,3 +311,18 @@ def test_repeated_products_are_bitwise_reproducible():
     with config.set(replicate_below=16):
         r1, r2 = numpy.asarray(x @ y), numpy.asarray(x @ y)
     assert r1.tobytes() == r2.tobytes()
+
+
+def test_reduce_scatter_blocks():
+    """``comm.reduce_scatter_blocks``: rank ``r`` gets the sum of every rank's block ``r`` (empty blocks too)."""
+    from mpi4py import MPI
+
+    rank, size = world()
+    shapes = [(r % 3, 2) for r in range(size)]  # rank 0's block is empty
+    blocks = [numpy.full(sh, 10.0 * rank + r) for r, sh in enumerate(shapes)]
+    with sp.comm_stats() as s:
+        got = reduce_scatter_blocks(MPI.COMM_WORLD, blocks, "sum")
+    expected = numpy.full(shapes[rank], sum(10.0 * q + rank for q in range(size)))
+    numpy.testing.assert_array_equal(got, expected)
+    assert s.collectives == 1
+    assert s.collective_bytes == sum(b.nbytes for b in blocks) - blocks[rank].nbytes

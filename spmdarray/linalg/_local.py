@@ -8,12 +8,13 @@ need no panel broadcasts:
     The ranks partition ``k`` alone: rank ``r`` holds ``a[..., K_r]`` and
     ``b[K_r, :]``.  Each rank multiplies its blocks into a partial ``c_r`` of
     the full result shape, and one collective combines the partials **in rank
-    order** (``((c_0 + c_1) + c_2) + ...``).  A small result is all-gathered
-    and summed on every rank (replicated); a larger one is reduce-scattered
-    onto the balanced layout of its shape (each rank receives only its block).
-    Every rank gets the same bits, as for :mod:`reductions
-    <spmdarray.routines.reductions>` (MPI's ``Allreduce`` is never used: its
-    combination order is the implementation's).  When only one operand is
+    order**.  A small result is all-gathered and summed on every rank as
+    ``((c_0 + c_1) + c_2) + ...`` (replicated: every rank gets the same bits,
+    as for :mod:`reductions <spmdarray.routines.reductions>`; MPI's
+    ``Allreduce`` is never used, its combination order is the
+    implementation's); a larger one is reduce-scattered onto the balanced
+    layout of its shape with a non-commutative operation (each rank receives
+    only its block, each element is combined once).  When only one operand is
     split along ``k``, the other (whole, or the smaller) is moved onto that
     operand's ``k`` intervals; the larger operand never moves.
 *rows of* ``a`` *split*
@@ -29,8 +30,9 @@ A result with fewer than ``config.replicate_below`` elements is replicated
 
 Summation order.  A contraction-split product sums the partial products of
 the ``k`` blocks, so its last bits may change with the rank count (as for
-``sum``), never between the ranks of one run.  At one rank, and when both
-operands are replicated, NumPy's own ``@`` computes the result.
+``sum``), never between the ranks of one run.  At one rank, when both
+operands are replicated and for two small vectors, NumPy's own ``@``
+computes the result (:func:`spmdarray.linalg._summa.matmul_2d`).
 """
 
 from __future__ import annotations
