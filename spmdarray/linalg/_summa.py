@@ -42,6 +42,7 @@ def matmul_2d(ctx, a, b, out=None):
     the contraction axis, ``a``'s rows or ``b``'s columns split); whole
     copies of small operands; an elementwise product and a sum for two
     vectors; SUMMA otherwise.
+
     :func:`spmdarray.linalg._products.matmul` checks the arguments and sends
     stacks elsewhere first.
     """
