@@ -355,3 +355,72 @@ def test_no_messages_on_the_lane():
                 a[i, i] = a[i, i] / 2.0 + a[:, i].sum() * 1e-3
         assert (s.messages_sent, s.collectives) == (0, 0)
         assert_eq(x, a, exact=True)
+
+
+PURE_CALLS = {
+    "dot": lambda m, a, b: m.dot(a, b[0]),
+    "vdot": lambda m, a, b: m.vdot(a, b),
+    "inner": lambda m, a, b: m.inner(a, b),
+    "outer": lambda m, a, b: m.outer(a[0], b[1]),
+    "tensordot": lambda m, a, b: m.tensordot(a, b.T, 1),
+    "cross": lambda m, a, b: m.cross(a[:, :3], b[:, :3]),
+    "trace": lambda m, a, b: m.trace(a),
+    "sum": lambda m, a, b: m.sum(a),
+    "prod": lambda m, a, b: m.prod(a, 1),
+    "mean": lambda m, a, b: m.mean(a, 0),
+    "std": lambda m, a, b: m.std(a),
+    "var": lambda m, a, b: m.var(b, None),
+    "min": lambda m, a, b: m.min(a),
+    "amax": lambda m, a, b: m.amax(a, 1),
+    "any": lambda m, a, b: m.any(a > 1),
+    "all": lambda m, a, b: m.all(a > -5, 0),
+    "argmin": lambda m, a, b: m.argmin(a),
+    "argmax": lambda m, a, b: m.argmax(b, 1),
+    "cumsum": lambda m, a, b: m.cumsum(a),
+    "cumprod": lambda m, a, b: m.cumprod(a, 0),
+    "where": lambda m, a, b: m.where(a > 0, a, b),
+    "clip": lambda m, a, b: m.clip(a, -0.5, 0.5),
+    "copy": lambda m, a, b: m.copy(a),
+    "zeros_like": lambda m, a, b: m.zeros_like(a),
+    "ones_like": lambda m, a, b: m.ones_like(b),
+    "full_like": lambda m, a, b: m.full_like(a, 3.5),
+}
+
+
+@pytest.mark.parametrize("name", list(PURE_CALLS))
+def test_functions_without_the_dispatch_protocol_match_numpy(below, name):
+    a, b = ref((4, 5), seed=1), ref((4, 5), seed=2)
+    x, y = sp.array(a), sp.array(b)
+    expected = PURE_CALLS[name](numpy, a, b)
+    got = PURE_CALLS[name](sp, x, y)
+    exact = bool(below) or name not in ("dot", "vdot", "inner", "tensordot", "sum", "prod", "mean", "std", "var")
+    assert_eq(got, expected, exact=exact)
+    assert_eq(x, a, exact=True)  # nothing written
+    if isinstance(got, sp.ndarray) and isinstance(expected, numpy.ndarray) and got.size:
+        got[...] = 0  # a new array: the arguments are unchanged
+        assert_eq(x, a, exact=True)
+        assert_eq(y, b, exact=True)
+
+
+def test_the_lane_never_computes_an_unimplemented_function():
+    """The direct call is for registered functions only: an unregistered one raises on replicas too."""
+    from spmdarray.core.registry import HANDLED
+    from spmdarray.engine.replicas import PURE
+
+    assert PURE <= set(HANDLED)
+    with config.set(replicate_below=DEFAULT):
+        x = sp.ones(3)
+        with pytest.raises(NotImplementedError, match="spmdarray does not implement numpy.frobnicate"):
+            numpy.frobnicate = _unregistered  # a NumPy-protocol function spmdarray never registered
+            try:
+                _unregistered(x)
+            finally:
+                del numpy.frobnicate
+
+
+@numpy._core.overrides.array_function_dispatch(lambda a: (a,), module="numpy")
+def _unregistered(a):
+    return a
+
+
+_unregistered.__name__ = "frobnicate"

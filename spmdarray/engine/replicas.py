@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from spmdarray.backend.backends import backend_of
 from spmdarray.core.array import ndarray
 from spmdarray.core.placement import default_layout, is_whole
 from spmdarray.core.storage import Storage
-from spmdarray.core.whole import local, wrap
+from spmdarray.core.whole import SLOW, local, wrap
 
-__all__ = ["adopt", "call_on_replicas"]
+__all__ = ["PURE", "adopt", "call_on_replicas", "direct"]
 
 #: Functions left to their distributed implementation even on replicas: where
 #: NumPy's default algorithm is not stable, spmdarray's always is (ties keep their order).
@@ -26,6 +27,43 @@ KEEP_DISTRIBUTED = {np.sort, np.argsort, np.partition, np.argpartition}
 #: Functions whose NumPy result is always a view of an argument, which the
 #: distributed implementation gives as a spmdarray view: NumPy's call is skipped.
 GIVE_VIEWS = {np.flip, np.fliplr, np.flipud, np.transpose, np.swapaxes, np.moveaxis, np.diagonal, np.expand_dims}
+
+
+#: Functions that never write an argument nor return a view of one: on replicas,
+#: :func:`direct` calls them with no aliasing check and no write recorded.
+PURE = {
+    np.dot, np.vdot, np.inner, np.outer, np.tensordot, np.kron, np.cross, np.trace,
+    np.sum, np.prod, np.mean, np.std, np.var, np.min, np.max, np.amin, np.amax, np.any, np.all,
+    np.argmin, np.argmax, np.cumsum, np.cumprod, np.where, np.clip, np.copy,
+    np.zeros_like, np.ones_like, np.empty_like, np.full_like,
+}  # fmt: skip
+_PLAIN = (int, float, complex, bool, str, type(None))
+
+
+def direct(func, args):
+    """``func(*args)`` by NumPy on the copies, for a :data:`PURE` function called with
+    positional arguments only, each a spmdarray array on the whole-array lane, a Python
+    scalar, a string or None; else :data:`~spmdarray.core.whole.SLOW` (nothing done).
+
+    Not collective: every rank holds the same copies (it sends nothing).
+    """
+    ctx = None
+    locs = []
+    for a in args:
+        t = type(a)
+        if t is ndarray:
+            v = local(a)
+            if v is None or (ctx is not None and a._s.ctx is not ctx):
+                return SLOW
+            ctx = a._s.ctx
+            locs.append(v)
+        elif t in _PLAIN:
+            locs.append(a)
+        else:
+            return SLOW
+    if ctx is None:
+        return SLOW
+    return wrap(ctx, backend_of(ctx), func(*locs))
 
 
 class _Split(Exception):

@@ -15,7 +15,7 @@ from spmdarray.backend.backends import backend_of, context
 from spmdarray.comm import allgather_object
 from spmdarray.core import fetch as _fetch
 from spmdarray.core.array import ndarray
-from spmdarray.core.placement import default_layout, is_small
+from spmdarray.core.placement import default_layout, is_small, is_whole
 from spmdarray.core.registry import HANDLED, provides
 from spmdarray.core.storage import Storage
 from spmdarray.core.whole import wrap
@@ -67,7 +67,7 @@ def _order(order) -> None:
 def _new(shape, dtype, comm, fill=None, layout: Layout | None = None, backend=None):
     ctx = context(comm, backend)
     shape = _shape(shape)
-    if layout is None and shape and is_small(shape) and config.whole_lane:
+    if (layout is None or is_whole(layout)) and shape and is_small(shape) and config.whole_lane:
         be = backend_of(ctx)
         if not be.is_device:  # replicated: NumPy's own array, adopted as the allocation
             dtype = np.dtype(dtype)

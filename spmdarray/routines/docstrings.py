@@ -25,6 +25,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from spmdarray.core.registry import HANDLED, REPLICATED
+from spmdarray.core.whole import SLOW
+from spmdarray.engine.replicas import PURE, direct
 from spmdarray.routines.api_notes import NOTES
 
 __all__ = [
@@ -345,8 +347,19 @@ def wrap(func, qualname: str, note_key: str | None = None) -> Any:
     if isinstance(func, (np.ufunc, type, types.ModuleType)) or not callable(func):
         return func
 
-    def wrapper(*args, **kwargs):
-        return func(*args, **kwargs)
+    if func in PURE:
+
+        def wrapper(*args, **kwargs):
+            if not kwargs and func in HANDLED:  # replicated arguments: NumPy's own call, without the dispatch
+                res = direct(func, args)
+                if res is not SLOW:
+                    return res
+            return func(*args, **kwargs)
+
+    else:
+
+        def wrapper(*args, **kwargs):
+            return func(*args, **kwargs)
 
     mod, _, name = qualname.rpartition(".")
     wrapper.__name__ = wrapper.__qualname__ = name
