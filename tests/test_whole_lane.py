@@ -425,3 +425,27 @@ def _unregistered(a):
 
 
 _unregistered.__name__ = "frobnicate"
+
+
+def test_ufunc_methods_and_out_match_numpy(below):
+    a, b = ref((5, 4), seed=1), ref((4,), seed=2)
+    x, y = sp.array(a), sp.array(b)
+    assert_eq(numpy.add.outer(x[:, 0], y), numpy.add.outer(a[:, 0], b), exact=True)
+    assert_eq(numpy.minimum.outer(y, y), numpy.minimum.outer(b, b), exact=True)
+    assert_eq(numpy.maximum.reduce(x, axis=1), numpy.maximum.reduce(a, axis=1), exact=True)
+    # (a split scan combines per-rank products: equal to rounding)
+    assert_eq(numpy.multiply.accumulate(x, axis=0), numpy.multiply.accumulate(a, axis=0), exact=bool(below))
+    o = sp.empty((5, 4))
+    e = numpy.empty((5, 4))
+    r = numpy.multiply(x, y, out=o)
+    assert r is o
+    numpy.multiply(a, b, out=e)
+    assert_eq(o, e, exact=True)
+    q, m = numpy.divmod(x, 0.5, out=(sp.empty((5, 4)), None))
+    eq, em = numpy.divmod(a, 0.5)
+    assert_eq(q, eq, exact=True)
+    assert_eq(m, em, exact=True)
+    with pytest.raises(NotImplementedError):
+        numpy.subtract.reduce(x, axis=0)  # not associative: not computed at any size
+    with pytest.raises(NotImplementedError):
+        numpy.add.reduceat(y, [0, 2])

@@ -201,10 +201,9 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
 
     # ------------------------------------------------------------- numpy
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if method == "__call__" and not kwargs:
-            res = ufunc_call(self, ufunc, inputs)
-            if res is not SLOW:
-                return res
+        res = ufunc_call(self, ufunc, method, inputs, kwargs)
+        if res is not SLOW:
+            return res
         return ops.array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):

@@ -53,6 +53,10 @@ __all__ = [
 #: Returned by a lane that does not apply; nothing was done.
 SLOW = object()
 
+#: Ufuncs whose ``reduce`` and ``accumulate`` spmdarray computes (as ``engine.dispatch``).
+_ASSOCIATIVE = frozenset((np.add, np.multiply, np.minimum, np.maximum, np.logical_and, np.logical_or))
+_SCANS = ("reduce", "accumulate")
+
 _ARRAY = None  # the ndarray class (core.array registers it: it imports this module)
 #: shape -> (context, dtype, small, layout, view map, view layout, geometry, direct) of a replicated result
 _KINDS: dict = {}
@@ -154,9 +158,18 @@ def written(x) -> None:
     x._s.version += 1
 
 
-def ufunc_call(x, ufunc, inputs):
-    """``ufunc(*inputs)`` (no keywords) as NumPy's call on the copies, or :data:`SLOW`
-    where an input is off the lane.  ``x``: the spmdarray input NumPy dispatched to.  Not collective."""
+def ufunc_call(x, ufunc, method: str, inputs, kwargs: dict):
+    """``ufunc.<method>(*inputs, **kwargs)`` as NumPy's call on the copies, or :data:`SLOW`
+    where an input, ``out=`` or a keyword array is off the lane.  Not collective.
+
+    ``x``: the spmdarray argument NumPy dispatched to.  ``out=`` arrays on the
+    lane are written in place (deferred readers computed first) and returned,
+    as NumPy returns them.  Only what the general path computes takes the
+    lane (calls, ``outer``, and ``reduce`` and ``accumulate`` of associative
+    ufuncs), so that an unimplemented method raises at every size.
+    """
+    if method != "__call__" and method != "outer" and (method not in _SCANS or ufunc not in _ASSOCIATIVE):
+        return SLOW  # as the general path: the same functions at every size and rank count
     ctx = x._s.ctx
     locs = []
     for i in inputs:
@@ -164,8 +177,37 @@ def ufunc_call(x, ufunc, inputs):
         if o is SLOW:
             return SLOW
         locs.append(o)
+    outs = None
+    if kwargs:
+        kw = {}
+        for k, val in kwargs.items():
+            if k == "out":
+                outs = val if type(val) is tuple else (val,)
+                val = []
+                for o in outs:
+                    w = None
+                    if o is not None:
+                        w = writable(o) if type(o) is _ARRAY and o._s.ctx is ctx else None
+                        if w is None:
+                            return SLOW
+                    val.append(w)
+                val = tuple(val)
+            elif type(val) is _ARRAY:
+                val = operand(val, ctx)
+                if val is SLOW:
+                    return SLOW
+            kw[k] = val
+        kwargs = kw
+    res = (ufunc if method == "__call__" else getattr(ufunc, method))(*locs, **kwargs)
     s = x._s
-    return wrap(s.ctx, s.be, ufunc(*locs))
+    if outs is None:
+        return wrap(s.ctx, s.be, res)
+    for o in outs:
+        if o is not None:
+            written(o)
+    res = res if type(res) is tuple else (res,)
+    got = tuple(o if o is not None else wrap(s.ctx, s.be, r) for o, r in zip(outs, res))
+    return got[0] if len(got) == 1 else got
 
 
 def reduce_whole(name: str, x, axis, dtype, keepdims, kw: dict):
