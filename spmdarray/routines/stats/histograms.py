@@ -120,9 +120,19 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
     ``NotImplementedError``.
     """
     wb = _weights_block(weights, a)
-    edges = _edges(a, bins, range, weights)
     block = _host_block(a.ravel())
-    n = np.histogram(block, edges, weights=wb)[0]
+    rng = range
+    if rng is None and a.size and not isinstance(bins, str) and np.ndim(bins) == 0:
+        rng = _minmax(a)
+        if not (np.isfinite(rng[0]) and np.isfinite(rng[1])):
+            rng = None  # NumPy's error for the autodetected range, below
+    if rng is not None and not isinstance(bins, str) and np.ndim(bins) == 0:
+        # Uniform bins: each block is counted by NumPy's fast uniform-bin path over the
+        # global range, which bins every value as NumPy's call on the whole array does.
+        n, edges = np.histogram(block, bins, rng, weights=wb)
+    else:
+        edges = _edges(a, bins, range, weights)
+        n = np.histogram(block, edges, weights=wb)[0]
     n = _allsum(a._st.ctx, n)
     if density:
         db = np.diff(edges).astype(float)
