@@ -31,6 +31,7 @@ __all__ = [
     "copy_of",
     "direct_access",
     "element_index",
+    "has_copy",
     "read_at",
     "read_element",
     "write_at",
@@ -164,6 +165,18 @@ def _widen(vmap: ViewMap) -> tuple[ViewMap, tuple]:
         idx[k] = slice(first, stop if stop >= 0 else None, s)
         start[b], axes[k], shape[k] = 0, (b, 1), vmap.base_shape[b]
     return ViewMap(vmap.base_shape, tuple(start), tuple(axes), tuple(shape)), tuple(idx)
+
+
+def has_copy(x) -> bool:
+    """Whether a current copy holds the view ``x`` whole on every rank (its reads then
+    send nothing).  Not collective; every rank answers alike (copies change only in
+    collective operations)."""
+    st = x._st
+    copies = st.copies
+    if not copies:
+        return False
+    e = copies.get(_widen(x._map)[0])
+    return e is not None and e[0] == st.version
 
 
 def copy_of(st, vmap: ViewMap) -> np.ndarray:

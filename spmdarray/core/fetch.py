@@ -16,7 +16,7 @@ from spmdarray.backend.backends import backend_of
 from spmdarray.comm import label_frames, start_exchange
 from spmdarray.core.array import ndarray
 from spmdarray.core.conversion import gather
-from spmdarray.core.element import copy_of
+from spmdarray.core.element import copy_of, has_copy
 from spmdarray.core.flights import Flight
 from spmdarray.core.placement import default_layout, is_whole, result_layout
 from spmdarray.core.registry import provides
@@ -181,6 +181,11 @@ def fetch_start(ctx, items: list, out_layout: Layout):
             if not plan.sends and not plan.recvs and plan.mode != "temp":
                 # Aligned operand: a view of the local allocation, no messages.
                 out[i] = st.view_of(vm, plan.need) if plan.mode != "none" else None
+            elif has_copy(it):
+                # Every rank holds a current copy of it (core.element): sliced, no messages.
+                out[i] = _slice_replicated(copy_of(st, vm), out_layout.shape, out_layout.block(rank))
+                if be.is_device:
+                    out[i] = be.asarray(out[i])
             else:
                 pending.append(i)
         elif isinstance(it, np.ndarray) and it.ndim:
@@ -258,8 +263,10 @@ def _as_operand(x):
 def choose_layout(ctx, args, shape) -> Layout:
     """Layout to compute an operation of output ``shape`` on.
 
-    A small result of small or replicated operands is replicated
-    (:func:`~spmdarray.core.placement.result_layout`).  Otherwise the
+    A small result of small or replicated operands, or of slices every rank
+    holds a current copy of, is replicated
+    (:func:`~spmdarray.core.placement.result_layout`); a small result of a
+    split slice is computed where the slice lives.  Otherwise the
     candidates are the layouts of the split operands of that shape
     (preferring those without idle ranks), and
     :func:`~spmdarray.decomposition.cheapest_layout` picks the one that moves
@@ -273,7 +280,7 @@ def choose_layout(ctx, args, shape) -> Layout:
     candidate: each sibling then moves only its own halo, and a later
     assignment to the middle view moves nothing.
     """
-    small = result_layout(args, shape, ctx.size)
+    small = result_layout(args, shape, ctx.size, has_copy)
     if small is not None:
         return small
     full = [

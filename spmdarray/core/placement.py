@@ -46,15 +46,21 @@ def is_whole(layout: Layout) -> bool:
     return all(a is None and f is None for a, f in zip(layout.gaxis, layout.gfixed))
 
 
-def result_layout(operands, shape: tuple[int, ...], nprocs: int) -> Layout | None:
+def result_layout(operands, shape: tuple[int, ...], nprocs: int, readable=None) -> Layout | None:
     """The layout a small result takes, or None to let the distributed operands decide.  Not collective.
 
     A result stays replicated while it is small and no operand anchors it: an
-    operand anchors the result when it is a split (not whole) base array of
-    the result's shape, so a ``from_local`` array keeps its layout.  A small
-    slice of a split array does not anchor: the result is replicated, so a
-    loop over rows of a large array computes on replicas.  A large result
-    (past the threshold) is never replicated here.
+    operand anchors the result when it is split (not whole) and has the
+    result's shape, a base array (a ``from_local`` array keeps its layout) or
+    a slice.  A row ``A[i, :]`` of a row-split array lives on one rank, so
+    ``A[i, :] * 2 + A[i - 1, :]`` is computed by that rank alone and
+    ``B[i, :] = ...`` of the result sends nothing; a column ``A[:, j]`` is
+    computed by every rank on its own rows.  Replicating such a result would
+    gather or broadcast every operand.  A slice for which ``readable(a)`` is
+    true (every rank already holds a current copy of it, see
+    :func:`spmdarray.core.element.has_copy`) does not anchor: reading it
+    whole costs nothing.  A large result (past the threshold) is never
+    replicated here.
     """
     if not shape or math.prod(shape) >= config.replicate_below:
         return None
@@ -62,7 +68,7 @@ def result_layout(operands, shape: tuple[int, ...], nprocs: int) -> Layout | Non
         m = getattr(a, "_map", None)
         if m is None or m.shape != shape or m.broadcast_axes:
             continue
-        if m.is_identity and not is_whole(a._layout):
+        if not is_whole(a._layout) and (m.is_identity or readable is None or not readable(a)):
             return None
     return Layout.replicated(shape, nprocs)
 

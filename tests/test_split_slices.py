@@ -1,0 +1,156 @@
+"""Row and column loops over split arrays: computed where the slices live, NumPy's values.
+
+npbench's ``deriche`` updates a row-split image column by column
+(``y[:, j] = ...``: every rank its own rows, no message) and row by row
+(``y[i, :] = ...``: the owner of row ``i`` alone, a message only for a
+neighbour row held by another rank).  ``vadv`` does the same on slabs
+``x[:, :, k]``.  Each test counts the messages of every iteration exactly.
+
+Run at 1, 2, 3 and 4 ranks::
+
+    mpiexec -n 3 python -m pytest -q --with-mpi tests/test_split_slices.py
+"""
+
+from __future__ import annotations
+
+import numpy
+import pytest
+from helpers import assert_eq, ref
+
+import spmdarray as sp
+from spmdarray.core.placement import is_whole
+from spmdarray.settings import config
+
+
+def _rowsplit(a, comm):
+    """``a`` split by rows only (uneven blocks, some empty past ``len(a)`` ranks), as ``from_local`` stacks them."""
+    return sp.from_local(numpy.array_split(a, comm.size)[comm.rank].copy())
+
+
+def _owner(x, i: int) -> int:
+    """The grid coordinate along axis 0 that holds row ``i`` of ``x``."""
+    return next(c for c, (lo, hi) in enumerate(x.layout.intervals[0]) if lo <= i < hi)
+
+
+def _counts(comm, st) -> tuple[int, int, int]:
+    """(collectives, messages, bytes) of one step, messages and bytes summed over the ranks."""
+    return st.collectives, comm.allreduce(st.messages_sent), comm.allreduce(st.bytes_sent)
+
+
+@pytest.mark.parametrize("shape", [(41, 6), (23, 9), (5, 3)], ids=str)
+@pytest.mark.parametrize("fuse", [True, False])
+def test_column_recurrence_sends_nothing(shape, fuse, comm):
+    """``y[:, j] = a * x[:, j] + b * x[:, j - 1] + c * y[:, j - 1]`` on row-split arrays."""
+    a = ref(shape, float, 1)
+    e = numpy.empty_like(a)
+    e[:, 0] = 0.5 * a[:, 0]
+    for j in range(1, shape[1]):
+        e[:, j] = 0.5 * a[:, j] + 0.25 * a[:, j - 1] + 0.125 * e[:, j - 1]
+    with config.set(replicate_below=0, fuse=fuse):
+        x = _rowsplit(a, comm)
+        y = sp.empty_like(x)
+        assert x.layout.dims[1:] == (1,)  # rows split, columns whole
+        y[:, 0] = 0.5 * x[:, 0]
+        for j in range(1, shape[1]):
+            with sp.comm_stats() as st:
+                y[:, j] = 0.5 * x[:, j] + 0.25 * x[:, j - 1] + 0.125 * y[:, j - 1]
+                sp.sync()
+            assert _counts(comm, st) == (0, 0, 0), (j, st)
+        assert not is_whole((x[:, 2] * 2.0).layout)  # a column result stays split
+    assert_eq(y, e, exact=True)
+
+
+def _rows(xp, img, y):
+    """deriche's row sweeps, forward then backward (two neighbour rows each)."""
+    n = img.shape[0]
+    y[0, :] = 0.5 * img[0, :]
+    y[1, :] = 0.5 * img[1, :] + 0.25 * img[0, :]
+    for i in range(2, n):
+        y[i, :] = 0.5 * img[i, :] + 0.25 * img[i - 1, :] + 0.125 * y[i - 1, :] - 0.0625 * y[i - 2, :]
+    z = xp.empty_like(img)
+    z[-1, :] = 0.0
+    z[-2, :] = 0.5 * img[-1, :]
+    for i in range(n - 3, -1, -1):
+        z[i, :] = 0.5 * img[i + 1, :] + 0.25 * img[i + 2, :] + 0.125 * z[i + 1, :] - 0.0625 * z[i + 2, :]
+    return y, z
+
+
+@pytest.mark.parametrize("shape, split_columns", [((29, 7), False), ((9, 40), True), ((4, 3), False)], ids=str)
+@pytest.mark.parametrize("fuse", [True, False])
+def test_row_recurrence_moves_only_boundary_rows(shape, split_columns, fuse, comm):
+    """``y[i, :] = ... y[i - 1, :] ...``: computed by the owner of row ``i``, which receives
+    each neighbour row held by another rank (one message of one row), and nothing else."""
+    a = ref(shape, float, 2)
+    ey, ez = _rows(numpy, a, numpy.empty_like(a))
+    n, w = shape
+    with config.set(replicate_below=0, fuse=fuse):
+        img = sp.array(a) if split_columns else _rowsplit(a, comm)
+        y = sp.empty_like(img)
+        rowsplit = img.layout.dims[1:] == (1,)
+        y[0, :] = 0.5 * img[0, :]
+        y[1, :] = 0.5 * img[1, :] + 0.25 * img[0, :]
+        for i in range(2, n):
+            with sp.comm_stats() as st:
+                y[i, :] = 0.5 * img[i, :] + 0.25 * img[i - 1, :] + 0.125 * y[i - 1, :] - 0.0625 * y[i - 2, :]
+                sp.sync()
+            coll, msgs, nbytes = _counts(comm, st)
+            assert coll == 0, (i, st)
+            if rowsplit:
+                # img[i - 1] and y[i - 1] come from the same rank: one message each.
+                far = [k for k in (i - 1, i - 2) if _owner(img, k) != _owner(img, i)]
+                expected = 2 * (i - 1 in far) + (i - 2 in far)
+                assert (msgs, nbytes) == (expected, expected * w * 8), (i, far, st)
+        _, z = _rows(sp, img, y)
+    assert_eq(y, ey, exact=True)
+    assert_eq(z, ez, exact=True)
+
+
+def test_slab_update_sends_nothing(comm):
+    """vadv's ``c[:, :, k] = (d - a[:, :, k - 1] * r) * s`` on arrays split along axis 0 with
+    replicated 2-D coefficients: every rank updates its own rows of each slab."""
+    shape = (13, 5, 6)
+    u, d2 = ref(shape, float, 3), ref(shape[:2], float, 4) + 3.0
+    e = numpy.zeros(shape)
+    for k in range(1, shape[2]):
+        e[:, :, k] = (u[:, :, k] - e[:, :, k - 1] * d2) / (d2 + u[:, :, k - 1])
+    with config.set(replicate_below=100):
+        x, d = _rowsplit(u, comm), sp.array(d2)
+        c = sp.zeros_like(x)
+        assert is_whole(d.layout) and x.layout.dims[1:] == (1, 1)
+        for k in range(1, shape[2]):
+            with sp.comm_stats() as st:
+                c[:, :, k] = (x[:, :, k] - c[:, :, k - 1] * d) / (d + x[:, :, k - 1])
+                sp.sync()
+            assert _counts(comm, st) == (0, 0, 0), (k, st)
+        # A replicated destination needs the slab everywhere: one collective.
+        r = sp.zeros(shape[:2])
+        with sp.comm_stats() as st:
+            r[:] = c[:, :, 3]
+        assert st.collectives == (1 if comm.size > 1 else 0)
+    assert_eq(c, e, rtol=1e-14)
+    assert_eq(r, e[:, :, 3], rtol=1e-14)
+
+
+@pytest.mark.parametrize("below", [0, 40])
+def test_small_results_uneven_empty_and_broadcast(below, comm):
+    """Small results of split slices with uneven blocks, empty slices, 0-d and broadcasting."""
+    a = ref((11, 7), float, 5)
+    v = ref((7,), float, 6)
+    with config.set(replicate_below=below):
+        x = sp.array(a)
+        assert_eq(x[3, :] * v + x[9, ::-1], a[3, :] * v + a[9, ::-1], exact=True)
+        assert_eq(x[2:9, 4] - x[1:8, 0] * 2.0, a[2:9, 4] - a[1:8, 0] * 2.0, exact=True)
+        assert_eq(x[5, 2:2] + 1.0, a[5, 2:2] + 1.0, exact=True)
+        assert_eq(x[4:6, :] + v, a[4:6, :] + v, exact=True)
+        assert_eq(x[:, 1:2] * x[0, :], a[:, 1:2] * a[0, :], exact=True)
+        assert_eq(x[6, 3] * x[1, :], a[6, 3] * a[1, :], exact=True)
+        assert_eq(sp.sum(x[7, :] * 3.0), numpy.sum(a[7, :] * 3.0), rtol=1e-14)
+        t = x[8, :] + 1.0
+        t[2] = -1.0  # a result held by one rank: scalar writes and reads as any array
+        e = a[8, :] + 1.0
+        e[2] = -1.0
+        assert float(t[2]) == -1.0
+        assert_eq(t, e, exact=True)
+        x[10, :] = t  # assigned back to the row it came from: same owner
+        a[10, :] = e
+    assert_eq(x, a, exact=True)
