@@ -154,3 +154,31 @@ def test_small_results_uneven_empty_and_broadcast(below, comm):
         x[10, :] = t  # assigned back to the row it came from: same owner
         a[10, :] = e
     assert_eq(x, a, exact=True)
+
+
+def _trisolv(xp, L, x, b):
+    for i in range(x.shape[0]):
+        x[i] = (b[i] - L[i, :i] @ x[:i]) / L[i, i]
+    return x
+
+
+@pytest.mark.parametrize("n", [64, 45])
+def test_read_only_row_sweep_gathers_blocks_of_rows(n, comm):
+    """trisolv with ``L`` split and ``x`` replicated: ``L[i, :i]`` and ``L[i, i]`` come from
+    one copy of row ``i``; while ``L`` is only read, a miss gathers the owner's block of up
+    to 16384 elements of whole rows, so the sweep makes one collective per block."""
+    L = numpy.tril(ref((n, n), float, 7)) + n * numpy.eye(n)
+    b = ref((n,), float, 8)
+    expected = _trisolv(numpy, L, numpy.zeros(n), b)
+    with config.set(replicate_below=n * n):
+        lm, x, bb = sp.array(L), sp.zeros(n), sp.array(b)
+        assert not is_whole(lm.layout) and is_whole(x.layout)
+        with sp.comm_stats() as st:
+            got = _trisolv(sp, lm, x, bb)
+        iv = lm.layout.intervals[0] or ((0, n),)
+    # The first row alone (nothing read yet), then each owner's stretch of rows
+    # (16384 // n rows is more than n here) in one block.
+    owners = {next(c for c, (lo, hi) in enumerate(iv) if lo <= i < hi) for i in range(1, n)}
+    assert st.collectives == ((1 + len(owners)) if lm.layout.nprocs > 1 else 0), st
+    assert st.messages_sent == 0
+    assert_eq(got, expected, rtol=1e-13)

@@ -41,6 +41,7 @@ __all__ = [
 _SCALAR = (int, float, complex, bool, np.generic)
 _REGION = 4096  # elements: the most an element read gathers, and the floor of a slice's widening
 _MAX_COPIES = 16  # copies kept per storage
+_BATCH = 16384  # elements: the most a block of whole rows gathered in a read-only sweep holds
 _BASES: dict = {}  # (view map, key) -> base index
 NOT_ELEMENT = object()  # what :func:`read_at` returns when the key is not one element
 
@@ -167,28 +168,87 @@ def _widen(vmap: ViewMap) -> tuple[ViewMap, tuple]:
     return ViewMap(vmap.base_shape, tuple(start), tuple(axes), tuple(shape)), tuple(idx)
 
 
+@lru_cache(maxsize=4096)
+def _row_block(layout, wide: ViewMap) -> tuple[ViewMap, int] | None:
+    """The block of whole rows that a copy of the whole row ``wide`` is batched into, and
+    the row's index in it; None when ``wide`` is not one whole row of a 2-D or larger
+    base.  The block holds up to ``_BATCH`` elements of consecutive rows, aligned to
+    multiples of its height and kept within the row owner's stretch of the row axis (one
+    holder: one ``Bcast``), so reads in either direction find it."""
+    shape = wide.base_shape
+    nd = len(shape)
+    b = nd - 1
+    if nd < 2 or wide.axes != ((b, 1),) or wide.shape != (shape[b],) or wide.start[b] != 0:
+        return None
+    height = _BATCH // max(shape[b], 1)
+    if height < 2:
+        return None
+    a = nd - 2
+    r = wide.start[a]
+    lo, hi = r - r % height, r - r % height + height
+    iv = layout.intervals[a]
+    olo, ohi = iv[find_coord(iv, r)] if iv is not None else (0, shape[a])
+    lo, hi = max(lo, olo), min(hi, ohi, shape[a])
+    start = wide.start[:a] + (lo, 0) + wide.start[nd:]
+    return ViewMap(shape, start, ((a, 1), (b, 1)), (hi - lo, shape[b])), r - lo
+
+
+def _current(st, wide: ViewMap):
+    """The current copy holding region ``wide`` as ``(entry, index prefix)``, or None.
+    Not collective."""
+    copies = st.copies
+    if not copies:
+        return None
+    e = copies.get(wide)
+    if e is not None and e[0] == st.version:
+        return e, ()
+    blk = _row_block(st.layout, wide)
+    if blk is not None:
+        e = copies.get(blk[0])
+        if e is not None and e[0] == st.version:
+            return e, (blk[1],)
+    return None
+
+
+def _region(st, wide: ViewMap):
+    """``(entry, index prefix)`` of a current copy holding ``wide``, gathered if missing.
+
+    Collective: one collective on a miss.  While the storage is only read (a
+    current copy of another region exists: a read-only sweep such as the rows
+    of ``L`` in a triangular solve), a whole row is gathered with the rows
+    after it in one block (:func:`_row_block`), so a loop over rows makes one
+    collective per block, not per row.  After a write (Gauss-Seidel) only the
+    row is gathered.
+    """
+    hit = _current(st, wide)
+    if hit is not None:
+        return hit
+    copies = st.copies
+    if copies:
+        blk = _row_block(st.layout, wide)
+        if blk is not None and any(v[0] == st.version for v in copies.values()):
+            return _copy(st, blk[0]), (blk[1],)
+    return _copy(st, wide), ()
+
+
 def has_copy(x) -> bool:
     """Whether a current copy holds the view ``x`` whole on every rank (its reads then
     send nothing).  Not collective; every rank answers alike (copies change only in
     collective operations)."""
-    st = x._st
-    copies = st.copies
-    if not copies:
-        return False
-    e = copies.get(_widen(x._map)[0])
-    return e is not None and e[0] == st.version
+    return _current(x._st, _widen(x._map)[0]) is not None
 
 
 def copy_of(st, vmap: ViewMap) -> np.ndarray:
     """The view ``vmap`` of storage ``st`` whole on this rank, in host memory (read only).
 
     Collective: served from a copy of a slightly wider region while the
-    storage is unwritten, else one collective that gathers that region.
+    storage is unwritten, else one collective that gathers that region
+    (see :func:`_region`).
     """
     wide, idx = _widen(vmap)
-    e = _copy(st, wide)
+    e, pre = _region(st, wide)
     e[2] = True
-    return e[1][idx]
+    return e[1][pre + idx]
 
 
 @lru_cache(maxsize=4096)
@@ -291,7 +351,8 @@ def read_element(st, base):
         return v
     region = _element_region(lay, base) if st.dtype.kind != "V" else None
     if region is not None:
-        return _copy(st, region[0])[1][region[1]]
+        e, pre = _region(st, region[0])
+        return e[1][pre + region[1]]
     ctx = st.ctx
     root, _ = _owner(lay, base, ctx.rank)
     data = st.be.to_host(st.alloc[_local(st, base)]) if ctx.rank == root else None
