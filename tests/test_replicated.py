@@ -411,7 +411,7 @@ def test_copies_follow_writes(comm):
         assert not _whole(x)
         assert x[2, 0] == a[2, 0]  # an element read copies its row to every rank
         t = x[2, 1:5] * 1.0  # the row's copy, handed to the product
-        assert _whole(t)  # computed on that copy, on every rank
+        assert _whole(t) or comm.size == 1  # computed on that copy, on every rank
         x[2, 3] = 99.0  # written into the copy (a fresh one: the old one was handed out)
         a[2, 3] = 99.0
         assert_eq(t, _a((10, 7), 18)[2, 1:5], exact=True)

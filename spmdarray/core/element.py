@@ -41,7 +41,7 @@ __all__ = [
 _SCALAR = (int, float, complex, bool, np.generic)
 _REGION = 4096  # elements: the most an element read gathers, and the floor of a slice's widening
 _MAX_COPIES = 16  # copies kept per storage
-_BATCH = 16384  # elements: the most a block of whole rows gathered in a read-only sweep holds
+_BATCH = 1 << 18  # elements: the most a block of whole rows gathered in a read-only sweep holds
 _BASES: dict = {}  # (view map, key) -> base index
 NOT_ELEMENT = object()  # what :func:`read_at` returns when the key is not one element
 
@@ -137,7 +137,7 @@ def _copy(st, vmap: ViewMap) -> list:
     for k in [k for k, v in copies.items() if v[0] != st.version]:
         del copies[k]
     if len(copies) >= _MAX_COPIES:
-        copies.clear()
+        del copies[next(iter(copies))]  # the oldest
     e = copies[vmap] = [st.version, arr, False]
     return e
 
@@ -169,28 +169,24 @@ def _widen(vmap: ViewMap) -> tuple[ViewMap, tuple]:
 
 
 @lru_cache(maxsize=4096)
-def _row_block(layout, wide: ViewMap) -> tuple[ViewMap, int] | None:
-    """The block of whole rows that a copy of the whole row ``wide`` is batched into, and
-    the row's index in it; None when ``wide`` is not one whole row of a 2-D or larger
-    base.  The block holds up to ``_BATCH`` elements of consecutive rows, aligned to
-    multiples of its height and kept within the row owner's stretch of the row axis (one
-    holder: one ``Bcast``), so reads in either direction find it."""
+def _row_of(wide: ViewMap) -> tuple[int, int] | None:
+    """``(row axis, row)`` when ``wide`` is one whole row (the last base axis, at fixed
+    indices of the others) of a base of 2 or more axes; else None."""
     shape = wide.base_shape
-    nd = len(shape)
-    b = nd - 1
-    if nd < 2 or wide.axes != ((b, 1),) or wide.shape != (shape[b],) or wide.start[b] != 0:
+    b = len(shape) - 1
+    if b < 1 or wide.axes != ((b, 1),) or wide.shape != (shape[b],) or wide.start[b] != 0:
         return None
-    height = _BATCH // max(shape[b], 1)
-    if height < 2:
+    return b - 1, wide.start[b - 1]
+
+
+def _in_block(vm: ViewMap, wide: ViewMap, a: int, r: int) -> int | None:
+    """Index of row ``r`` (of row axis ``a``) in the row block ``vm``, or None."""
+    if len(vm.axes) != 2 or vm.axes[0] != (a, 1) or vm.axes[1] != wide.axes[0] or vm.base_shape != wide.base_shape:
         return None
-    a = nd - 2
-    r = wide.start[a]
-    lo, hi = r - r % height, r - r % height + height
-    iv = layout.intervals[a]
-    olo, ohi = iv[find_coord(iv, r)] if iv is not None else (0, shape[a])
-    lo, hi = max(lo, olo), min(hi, ohi, shape[a])
-    start = wide.start[:a] + (lo, 0) + wide.start[nd:]
-    return ViewMap(shape, start, ((a, 1), (b, 1)), (hi - lo, shape[b])), r - lo
+    lo = vm.start[a]
+    if not lo <= r < lo + vm.shape[0] or vm.start[:a] != wide.start[:a]:
+        return None
+    return r - lo
 
 
 def _current(st, wide: ViewMap):
@@ -202,12 +198,43 @@ def _current(st, wide: ViewMap):
     e = copies.get(wide)
     if e is not None and e[0] == st.version:
         return e, ()
-    blk = _row_block(st.layout, wide)
-    if blk is not None:
-        e = copies.get(blk[0])
-        if e is not None and e[0] == st.version:
-            return e, (blk[1],)
+    row = _row_of(wide)
+    if row is not None:
+        for vm, e in copies.items():
+            if e[0] == st.version:
+                k = _in_block(vm, wide, *row)
+                if k is not None:
+                    return e, (k,)
     return None
+
+
+def _next_block(st, wide: ViewMap, a: int, r: int) -> tuple[ViewMap, int] | None:
+    """The block of whole rows to gather for row ``r`` in a read-only sweep, and the row's
+    index in it; None when the storage was written since its last gather (no sweep).
+
+    Read-ahead: twice the rows of the last block of the sweep (at most ``_BATCH``
+    elements), on from the row after it or back from the row before it, and
+    within the row owner's stretch of the row axis (one holder: one ``Bcast``).
+    """
+    last = None
+    for vm, e in st.copies.items():
+        if e[0] == st.version:
+            last = vm
+    if last is None:
+        return None
+    shape = wide.base_shape
+    n, w = shape[a], max(shape[a + 1], 1)
+    grown = 2 * (last.shape[0] if len(last.axes) == 2 and last.axes[0] == (a, 1) else 1)
+    height = max(1, min(grown, _BATCH // w))
+    if height < 2:
+        return None
+    lo = r if last.start[a] < r else r - height + 1
+    iv = st.layout.intervals[a]
+    olo, ohi = iv[find_coord(iv, r)] if iv is not None else (0, n)
+    lo = max(lo, olo)
+    hi = min(lo + height, ohi)
+    start = wide.start[:a] + (lo,) + wide.start[a + 1 :]
+    return ViewMap(shape, start, ((a, 1), wide.axes[0]), (hi - lo, shape[a + 1])), r - lo
 
 
 def _region(st, wide: ViewMap):
@@ -215,18 +242,19 @@ def _region(st, wide: ViewMap):
 
     Collective: one collective on a miss.  While the storage is only read (a
     current copy of another region exists: a read-only sweep such as the rows
-    of ``L`` in a triangular solve), a whole row is gathered with the rows
-    after it in one block (:func:`_row_block`), so a loop over rows makes one
-    collective per block, not per row.  After a write (Gauss-Seidel) only the
-    row is gathered.
+    of ``L`` in a triangular solve), a missing whole row is gathered with the
+    rows after it (or before it, sweeping backwards) in one block that doubles
+    at each miss (:func:`_next_block`), so a sweep over ``n`` rows makes
+    about ``log2`` of them collectives per owner.  After a write
+    (Gauss-Seidel) only the row is gathered.
     """
     hit = _current(st, wide)
     if hit is not None:
         return hit
-    copies = st.copies
-    if copies:
-        blk = _row_block(st.layout, wide)
-        if blk is not None and any(v[0] == st.version for v in copies.values()):
+    row = _row_of(wide) if st.copies else None
+    if row is not None:
+        blk = _next_block(st, wide, *row)
+        if blk is not None:
             return _copy(st, blk[0]), (blk[1],)
     return _copy(st, wide), ()
 
