@@ -200,7 +200,7 @@ def _current(st, wide: ViewMap):
         return e, ()
     row = _row_of(wide)
     if row is not None:
-        for vm, e in copies.items():
+        for vm, e in reversed(copies.items()):  # the newest first: a sweep reads its last block
             if e[0] == st.version:
                 k = _in_block(vm, wide, *row)
                 if k is not None:
