@@ -40,7 +40,7 @@ __all__ = [
 
 _SCALAR = (int, float, complex, bool, np.generic)
 _REGION = 4096  # elements: the most an element read gathers, and the floor of a slice's widening
-_MAX_COPIES = 16  # copies kept per storage
+_MAX_COPIES = 16  # copies kept per storage (and at most 2 * _BATCH elements in all)
 _BATCH = 1 << 18  # elements: the most a block of whole rows gathered in a read-only sweep holds
 _BASES: dict = {}  # (view map, key) -> base index
 NOT_ELEMENT = object()  # what :func:`read_at` returns when the key is not one element
@@ -139,6 +139,8 @@ def _copy(st, vmap: ViewMap) -> list:
     if len(copies) >= _MAX_COPIES:
         del copies[next(iter(copies))]  # the oldest
     e = copies[vmap] = [st.version, arr, False]
+    while len(copies) > 1 and sum(v[1].size for v in copies.values()) > 2 * _BATCH:
+        del copies[next(iter(copies))]  # the oldest, past the elements a storage keeps
     return e
 
 
