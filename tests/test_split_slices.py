@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy
 import pytest
 from helpers import assert_eq, ref
+from spmdarray.decomposition import Layout
 
 import spmdarray as sp
 from spmdarray.core.placement import is_whole
@@ -196,3 +197,41 @@ def test_read_only_row_sweep_gathers_growing_blocks_of_rows(n, backward, comm):
     else:
         assert st.collectives == 0
     assert_eq(x, expected, rtol=1e-13)
+
+
+def _columnsplit(a, comm):
+    """``a`` (3-D) split along axis 1 only, as a transposed view of a row-split array."""
+    t = numpy.ascontiguousarray(a.transpose(1, 0, 2))
+    return sp.from_local(numpy.array_split(t, comm.size)[comm.rank].copy()).transpose(1, 0, 2)
+
+
+def test_slab_chain_across_two_placements_settles_on_the_balanced_one(comm):
+    """vadv: coefficients from an array split along axis 1 (``wcon``) meet slabs of
+    arrays split along axis 0.  Where moving either operand costs the same, the result
+    takes the placement a new array of its shape gets (rows split), so the chain moves
+    the coefficient slab twice per step, not three times."""
+    n, m, kk = 12, 12, 5
+    u, wv, d2 = ref((n, m, kk), float, 9), ref((n + 1, m, kk), float, 10), ref((n, m), float, 11) + 4.0
+    e = numpy.zeros((n, m, kk))
+    for k in range(1, kk):
+        g = 0.25 * (0.5 * (wv[1:, :, k] + wv[:-1, :, k]))
+        b = d2 - g - e[:, :, k - 1]
+        e[:, :, k] = (u[:, :, k] - e[:, :, k - 1] * g) / b
+    with config.set(replicate_below=200):
+        x, w, d = _rowsplit(u, comm), _columnsplit(wv, comm), sp.array(d2)
+        c = sp.zeros_like(x)
+        p = comm.size
+        for k in range(1, kk):
+            with sp.comm_stats() as st:
+                g = 0.25 * (0.5 * (w[1:, :, k] + w[:-1, :, k]))
+                b = d - g - c[:, :, k - 1]
+                c[:, :, k] = (x[:, :, k] - c[:, :, k - 1] * g) / b
+                sp.sync()
+            coll, msgs, _ = _counts(comm, st)
+            assert coll == 0
+            # Transpositions of an n x m slab between p ranks: each rank sends to each other.
+            # Two where a new n x m array is split by rows (the first operand's placement
+            # decided before: three); three on a 2 x 2 grid, which matches neither.
+            rows = Layout.balanced((n, m), p).dims[1:] == (1,)
+            assert msgs == (2 if rows else 3) * p * (p - 1), (k, st)
+    assert_eq(c, e, rtol=1e-13)

@@ -20,7 +20,7 @@ from spmdarray.core.element import copy_of, has_copy
 from spmdarray.core.flights import Flight
 from spmdarray.core.placement import default_layout, is_whole, result_layout
 from spmdarray.core.registry import provides
-from spmdarray.decomposition import Layout, ViewMap, cheapest_layout, fetch_plan, view_layout
+from spmdarray.decomposition import Layout, ViewMap, cells_to_receive, cheapest_layout, fetch_plan, view_layout
 
 __all__ = ["fetch", "fetch_start", "fetch_finish", "choose_layout", "context_of", "is_distributed"]
 
@@ -295,13 +295,31 @@ def choose_layout(ctx, args, shape) -> Layout:
         return lays[0] if lays else default_layout(shape, ctx.size)
     busy = [k for k in split if lays[k].gfixed.count(None) == len(lays[k].gfixed)]
     if not busy:
-        return lays[split[0]]
+        # Slices that leave ranks idle (rows, slabs): the cheapest of them.
+        candidates = tuple(dict.fromkeys(lays[k] for k in split))
+        if len(candidates) == 1:
+            return candidates[0]
+        operands = tuple([(x, a.dtype.itemsize) for x, (_, a) in zip(lays, full)])
+        return cheapest_layout(candidates, operands, _preferred(candidates, shape, ctx.size))
     i, first = full[busy[0]]
     lay = _between(first, args[i + 1 :], lays[busy[0]])
     if all(x is lay for x in lays) or all(x == lay for x in lays):
         return lay
     operands = tuple([(x, a.dtype.itemsize) for x, (_, a) in zip(lays, full)])
-    return cheapest_layout((lay, *[lays[k] for k in busy]), operands, Layout.balanced(shape, ctx.size))
+    candidates = (lay, *[lays[k] for k in busy])
+    return cheapest_layout(candidates, operands, _preferred(candidates, shape, ctx.size))
+
+
+def _preferred(candidates: tuple, shape, nprocs: int) -> Layout:
+    """The layout that wins ties: the balanced layout a new array of ``shape`` gets, or a
+    candidate that places every element where it does (a slab ``A[:, :, k]`` of an array
+    split along axis 0, for a 2-D shape balanced along axis 0), so that a chain of small
+    results of slices settles on one placement instead of the first operand's."""
+    bal = Layout.balanced(shape, nprocs)
+    for c in candidates:
+        if c == bal or (cells_to_receive(c, bal) == 0 and cells_to_receive(bal, c) == 0):
+            return c
+    return bal
 
 
 def _between(first, rest, lay: Layout) -> Layout:
