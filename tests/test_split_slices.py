@@ -263,3 +263,21 @@ def test_temporary_used_twice_on_another_layout_moves_once(fuse, comm):
     one = p * (p - 1)  # a transposition of the 12 x 12 slab: each rank sends to each other
     assert [m for _, m, _ in counts] == [one, 0, 0, one], counts
     assert all(c == 0 for c, _, _ in counts)
+
+
+@pytest.mark.parametrize("below", [0, 10**6])
+def test_where_is_computed_on_its_operands_layout(below, comm):
+    """``where(c, 0, r)`` (hdiff's flux limiter) lays its result out as an elementwise
+    operation of the same operands would, not on the default layout: no message."""
+    wv = ref((9, 14, 3), float, 14)
+    e = numpy.where(wv * 2.0 > 0, 0, wv)
+    with config.set(replicate_below=below):
+        w = _columnsplit(wv, comm) if below == 0 else sp.array(wv)
+        r = w * 2.0
+        with sp.comm_stats() as st:
+            got = sp.where(r > 0, 0, w)
+            sp.sync()
+        assert _counts(comm, st) == (0, 0, 0), st
+        assert got.layout == w.layout
+        assert_eq(sp.tril(w[:, :, 1]), numpy.tril(wv[:, :, 1]), exact=True)
+    assert_eq(got, e, exact=True)

@@ -7,9 +7,11 @@ import numpy as np
 
 from spmdarray.core import dtypes as _dtypes
 from spmdarray.core import fetch as _fetch
+from spmdarray.core.array import ndarray
 from spmdarray.core.registry import implements
+from spmdarray.core.storage import Storage
 from spmdarray.engine import elementwise as _engine
-from spmdarray.routines.creation import empty, generate
+from spmdarray.routines.creation import generate
 from spmdarray.routines.elementwise_functions import copyto
 from spmdarray.routines.indexing.nonzero import nonzero
 from spmdarray.routines.reductions import reduce
@@ -37,7 +39,10 @@ def where(condition, *xy):
     except ValueError:
         raise _engine.broadcast_error(shapes) from None
     dtype = np.where(True, _dtypes._dummy(_fetch._as_operand(x)), _dtypes._dummy(_fetch._as_operand(y))).dtype
-    res = empty(shape, dtype, comm=ctx)
+    # Laid out where an elementwise operation of the same operands is computed (hdiff's
+    # ``where(res * d > 0, 0, res)`` stays on ``res``'s layout), not on the default one.
+    operands = [_fetch._as_operand(v) for v in (condition, x, y)]
+    res = ndarray._new(Storage(ctx, _fetch.choose_layout(ctx, operands, shape), dtype), None)
     _engine.assign(res, y)
     cond = condition
     if not (_fetch.is_distributed(cond) and cond.dtype == bool):
