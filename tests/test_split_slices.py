@@ -281,3 +281,22 @@ def test_where_is_computed_on_its_operands_layout(below, comm):
         assert got.layout == w.layout
         assert_eq(sp.tril(w[:, :, 1]), numpy.tril(wv[:, :, 1]), exact=True)
     assert_eq(got, e, exact=True)
+
+
+def test_block_of_a_split_axis_gives_a_replicated_result(comm):
+    """stockham_fft: ``ii[:, :k] * jj[:, :k]`` of ``mgrid`` rows (split along their long
+    axis) feeds ``reshape`` and ``repeat``: a block of a split axis is not a loop slice,
+    so the small result is replicated (the whole-array routines then run on replicas)."""
+    r, n = 2, 1 << 13
+    with config.set(replicate_below=1 << 13):
+        ii, jj = sp.mgrid[0:r, 0:n]
+        for k in (4, 64):
+            t = sp.exp(-2.0j * numpy.pi * ii[:, :k] * jj[:, :k] / (2 * k))
+            assert is_whole(t.layout) or comm.size == 1
+            d = sp.empty((r, k, 3), complex)
+            with sp.comm_stats() as st:
+                d[:] = sp.repeat(sp.reshape(t, (r, k, 1)), 3, axis=2)
+            assert (st.collectives, st.messages_sent) == (0, 0)
+            ei, ej = numpy.mgrid[0:r, 0:n]
+            e = numpy.exp(-2.0j * numpy.pi * ei[:, :k] * ej[:, :k] / (2 * k))
+            assert_eq(d, numpy.repeat(e.reshape(r, k, 1), 3, axis=2), exact=True)

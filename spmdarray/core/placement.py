@@ -51,8 +51,12 @@ def result_layout(operands, shape: tuple[int, ...], nprocs: int, readable=None) 
 
     A result stays replicated while it is small and no operand anchors it: an
     operand anchors the result when it is split (not whole) and has the
-    result's shape, a base array (a ``from_local`` array keeps its layout) or
-    a slice.  A row ``A[i, :]`` of a row-split array lives on one rank, so
+    result's shape, and is a base array (a ``from_local`` array keeps its
+    layout) or the slice of a loop over an axis (:func:`_loop_slice`: a row,
+    a column, a slab).  A small block ``A[:, :k]`` of a split axis does not
+    anchor: it usually feeds whole-array routines (``reshape``, ``repeat``),
+    which are NumPy's own calls on replicas.  A
+    row ``A[i, :]`` of a row-split array lives on one rank, so
     ``A[i, :] * 2 + A[i - 1, :]`` is computed by that rank alone and
     ``B[i, :] = ...`` of the result sends nothing; a column ``A[:, j]`` is
     computed by every rank on its own rows.  Replicating such a result would
@@ -68,9 +72,28 @@ def result_layout(operands, shape: tuple[int, ...], nprocs: int, readable=None) 
         m = getattr(a, "_map", None)
         if m is None or m.shape != shape or m.broadcast_axes:
             continue
-        if not is_whole(a._layout) and (m.is_identity or readable is None or not readable(a)):
+        if is_whole(a._layout):
+            continue
+        if m.is_identity or (_loop_slice(a._s.layout, m) and (readable is None or not readable(a))):
             return None
     return Layout.replicated(shape, nprocs)
+
+
+@lru_cache(maxsize=4096)
+def _loop_slice(base: Layout, m: ViewMap) -> bool:
+    """Whether the view is a slice of a loop over an axis: it indexes some base axis with
+    an integer (a row ``A[i, :]``, a column ``A[:, j]``, a slab ``A[:, :, k]``), and
+    either that axis is split or the view spans every split axis whole.  A block
+    ``A[:, :k]`` of a split axis (an operand of a whole-array computation) is not."""
+    walked = {}
+    for (b, step), n in zip(m.axes, m.shape):
+        if b >= 0:
+            walked[b] = n == m.base_shape[b] and abs(step) == 1
+    dropped = [b for b in range(len(m.base_shape)) if b not in walked]
+    split = [b for b, iv in enumerate(base.intervals) if iv is not None and len(iv) > 1]
+    if not dropped:
+        return False
+    return any(b in split for b in dropped) or all(walked.get(b, False) for b in split)
 
 
 def gather_view(st, vmap: ViewMap, lay: Layout) -> np.ndarray:
