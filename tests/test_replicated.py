@@ -203,7 +203,7 @@ def test_small_slice_of_split_array_is_computed_where_it_lives(comm):
         # Computed by the holder of the row, not spread over every rank: no
         # collective; the column moves only where another rank holds it (at 4
         # ranks the grid is 2 x 2: one message of its 7 elements).
-        assert not _whole(got)
+        assert not _whole(got) or comm.size == 1  # (one rank: the whole lane lays it out as a new array)
         assert st.collectives == 0
         sent = comm.allreduce(st.bytes_sent)
         assert (comm.allreduce(st.messages_sent), sent) == ((1, 56) if comm.size == 4 else (0, 0))

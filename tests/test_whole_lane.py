@@ -449,3 +449,28 @@ def test_ufunc_methods_and_out_match_numpy(below):
         numpy.subtract.reduce(x, axis=0)  # not associative: not computed at any size
     with pytest.raises(NotImplementedError):
         numpy.add.reduceat(y, [0, 2])
+
+
+VIEW_CALLS = {
+    "flip": lambda m, x: m.flip(x),
+    "flip0": lambda m, x: m.flip(x, 0),
+    "flip_axes": lambda m, x: m.flip(x, axis=(0, 1)),
+    "fliplr": lambda m, x: m.fliplr(x),
+    "flipud": lambda m, x: m.flipud(x),
+    "transpose": lambda m, x: m.transpose(x),
+    "transpose_axes": lambda m, x: m.transpose(x, (1, 0)),
+    "swapaxes": lambda m, x: m.swapaxes(x, 0, 1),
+    "moveaxis": lambda m, x: m.moveaxis(x, 0, -1),
+    "expand_dims": lambda m, x: m.expand_dims(x, 1),
+}
+
+
+@pytest.mark.parametrize("name", list(VIEW_CALLS))
+def test_functions_giving_views_give_views(below, name):
+    a = ref((4, 5))
+    x = sp.array(a)
+    got, expected = VIEW_CALLS[name](sp, x), VIEW_CALLS[name](numpy, a)
+    assert_eq(got, expected, exact=True)
+    got[...] = 2.5  # a view: written through to x, as NumPy's
+    expected[...] = 2.5
+    assert_eq(x, a, exact=True)

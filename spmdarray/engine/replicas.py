@@ -18,7 +18,7 @@ from spmdarray.core.placement import default_layout, is_whole
 from spmdarray.core.storage import Storage
 from spmdarray.core.whole import SLOW, local, wrap
 
-__all__ = ["PURE", "adopt", "call_on_replicas", "direct"]
+__all__ = ["GIVE_VIEWS", "PURE", "adopt", "call_on_replicas", "direct", "plain_arguments"]
 
 #: Functions left to their distributed implementation even on replicas: where
 #: NumPy's default algorithm is not stable, spmdarray's always is (ties keep their order).
@@ -38,6 +38,18 @@ PURE = {
     np.zeros_like, np.ones_like, np.empty_like, np.full_like,
 }  # fmt: skip
 _PLAIN = (int, float, complex, bool, str, type(None))
+
+
+def plain_arguments(args, kwargs) -> bool:
+    """Whether ``args[0]`` is a spmdarray array and every other argument a Python scalar,
+    string, None or tuple of ints: no other array type could take NumPy's dispatch.  Not collective."""
+    if not args or type(args[0]) is not ndarray:
+        return False
+    for a in (*args[1:], *kwargs.values()):
+        t = type(a)
+        if t not in _PLAIN and not (t is tuple and all(type(e) is int for e in a)):
+            return False
+    return True
 
 
 def direct(func, args):

@@ -26,7 +26,7 @@ import numpy as np
 
 from spmdarray.core.registry import HANDLED, REPLICATED
 from spmdarray.core.whole import SLOW
-from spmdarray.engine.replicas import PURE, direct
+from spmdarray.engine.replicas import GIVE_VIEWS, PURE, direct, plain_arguments
 from spmdarray.routines.api_notes import NOTES
 
 __all__ = [
@@ -354,6 +354,14 @@ def wrap(func, qualname: str, note_key: str | None = None) -> Any:
                 res = direct(func, args)
                 if res is not SLOW:
                     return res
+            return func(*args, **kwargs)
+
+    elif func in GIVE_VIEWS:
+
+        def wrapper(*args, **kwargs):
+            impl = HANDLED.get(func)
+            if impl is not None and plain_arguments(args, kwargs):
+                return impl(*args, **kwargs)  # a view, whatever the layout: the protocol would come here
             return func(*args, **kwargs)
 
     else:
