@@ -12,6 +12,7 @@ interpreter never aborts (its excepthook does not end the process).
 from __future__ import annotations
 
 import sys
+import time
 import traceback
 
 from . import watchdog
@@ -36,18 +37,26 @@ def _hook(tp, value, tb) -> None:
     world = mpi.COMM_WORLD
     rank, size = world.Get_rank(), world.Get_size()
     abort = size > 1 and _enabled() and not _interactive() and not issubclass(tp, SystemExit)
+    abort = abort and mpi.Is_initialized() and not mpi.Is_finalized()
+    note = (
+        f"spmdarray: aborting the job (MPI_Abort) because rank {rank} raised {tp.__name__}; "
+        "set SPMDARRAY_ABORT_ON_ERROR=0 to let the other ranks run on\n"
+        if abort
+        else ""
+    )
     if _previous in (None, sys.__excepthook__) and size > 1:
-        # One write, so that the ranks' tracebacks do not interleave line by line.
+        # One write of the traceback and the note, so that the ranks' tracebacks do not
+        # interleave line by line, and the launcher forwards both or neither.
         text = "".join(traceback.format_exception(tp, value, tb))
-        sys.stderr.write(f"spmdarray: uncaught exception on rank {rank} of {size}:\n{text}")
+        sys.stderr.write(f"spmdarray: uncaught exception on rank {rank} of {size}:\n{text}{note}")
     else:
         (_previous or sys.__excepthook__)(tp, value, tb)
-    if abort and mpi.Is_initialized() and not mpi.Is_finalized():
-        sys.stderr.write(
-            f"spmdarray: aborting the job (MPI_Abort) because rank {rank} raised {tp.__name__}; "
-            "set SPMDARRAY_ABORT_ON_ERROR=0 to let the other ranks run on\n"
-        )
+        sys.stderr.write(note)
+    if abort:
         sys.stderr.flush()
+        # MPI_Abort ends every process at once: give the launcher a moment to forward
+        # what this rank just wrote, or the reason for the abort may never be shown.
+        time.sleep(0.5)
         world.Abort(1)
 
 

@@ -474,3 +474,41 @@ def test_functions_giving_views_give_views(below, name):
     got[...] = 2.5  # a view: written through to x, as NumPy's
     expected[...] = 2.5
     assert_eq(x, a, exact=True)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        (numpy.int64(2), slice(None)),
+        (slice(None), numpy.int64(2)),
+        (slice(None, 4), 1),
+        (1, slice(None, 4)),
+        (None, slice(numpy.int64(1), 4), 0),
+        (slice(4, None, -1), None, slice(1, 3)),
+    ],
+    ids=repr,
+)
+def test_views_have_the_layout_the_engine_gives(below, key):
+    """A view the lane composes has the view map and layout the general path computes
+    (on one rank a split array's view keeps the axes it keeps, whatever its shape)."""
+    a = ref((5, 5))
+    x = sp.array(a)
+    for _ in range(2):  # composed, then from the cache
+        got = x[key]
+        with config.set(whole_lane=False):
+            want = x[key]
+        assert (got._map, got.layout) == (want._map, want.layout)
+        assert_eq(got, a[key], exact=True)
+
+
+def test_views_of_one_shape_on_different_axes_keep_their_own_layouts(below):
+    a = ref((5, 5))
+    x = sp.array(a)
+    lo = numpy.int64(0)
+    keys = [(slice(lo, 5), 2), (2, slice(lo, 5)), (slice(None), 2), (2, slice(None))]
+    for key in keys + keys[::-1]:
+        got = x[key]
+        with config.set(whole_lane=False):
+            want = x[key]
+        assert (got._map, got.layout) == (want._map, want.layout), key
+        assert_eq(got, a[key], exact=True)

@@ -16,7 +16,7 @@ import numpy as np
 
 from spmdarray.decomposition import Layout, ViewMap, normalize_key, view_layout
 
-__all__ = ["hashable_key", "view_of_key"]
+__all__ = ["cached_view", "hashable_key", "remember_view", "view_of_key"]
 
 _VIEWS: dict = {}
 _MAX_VIEWS = 8192
@@ -46,6 +46,18 @@ def hashable_key(key):
         else:
             return None
     return tuple(out)
+
+
+def cached_view(layout: Layout, vmap: ViewMap, hk):
+    """The cached ``(view map, view layout, scalar)`` of hashable key ``hk``, or None.  Not collective."""
+    return _VIEWS.get((layout, vmap, hk))
+
+
+def remember_view(layout: Layout, vmap: ViewMap, hk, hit: tuple) -> None:
+    """Cache ``hit`` for :func:`cached_view` (a view composed by the caller).  Not collective."""
+    if len(_VIEWS) >= _MAX_VIEWS:
+        _VIEWS.clear()
+    _VIEWS[layout, vmap, hk] = hit
 
 
 def view_of_key(layout: Layout, vmap: ViewMap, key, hk=None) -> tuple[ViewMap, Layout, bool]:

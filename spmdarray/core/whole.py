@@ -30,7 +30,7 @@ from spmdarray.core.element import direct_access
 from spmdarray.core.placement import is_whole
 from spmdarray.core.storage import Storage, _geometry
 from spmdarray.core.thunk import READERS
-from spmdarray.core.viewcache import hashable_key, view_of_key
+from spmdarray.core.viewcache import cached_view, hashable_key, remember_view, view_of_key
 from spmdarray.decomposition import Layout, ViewMap, view_layout
 from spmdarray.settings import config
 
@@ -243,7 +243,14 @@ def getitem(x, v, key):
     if type(r) is not np.ndarray:
         return r  # one element
     s = x._s
-    vmap, lay, _ = view_of_key(s.layout, x._map, key, hk)
+    hit = cached_view(s.layout, x._map, hk)
+    if hit is None and Ellipsis not in hk:
+        # A key not seen yet (``r[:k]`` for a new ``k``): composed here, cheaper than the
+        # general normalisation, and remembered for the next time.
+        vmap, lay = _compose(s, x._map, key if type(key) is tuple else (key,), r.shape)
+        remember_view(s.layout, x._map, hk, (vmap, lay, False))
+        return _view(s, vmap, lay, r)
+    vmap, lay, _ = hit if hit is not None else view_of_key(s.layout, x._map, key, hk)
     return _view(s, vmap, lay, r)
 
 
@@ -310,7 +317,13 @@ def index(x, v, key):
     if type(r) is not np.ndarray:
         return r  # one element
     s = x._s
-    m = x._map
+    vmap, vlay = _compose(s, x._map, keys, r.shape)
+    return _view(s, vmap, vlay, r)
+
+
+def _compose(s, m, keys, shape):
+    """The view map and layout of basic ``keys`` (integers, slices, None) into the view ``m``
+    of storage ``s``, whose NumPy result has ``shape``.  Not collective."""
     start = list(m.start)
     axes = []
     i = 0  # view axis of ``x`` consumed
@@ -333,16 +346,18 @@ def index(x, v, key):
             k = int(k)
             start[b] += (k + n if k < 0 else k) * step
     axes.extend(m.axes[i:])
-    vmap = ViewMap(m.base_shape, tuple(start), tuple(axes), r.shape)
+    vmap = ViewMap(m.base_shape, tuple(start), tuple(axes), shape)
     lay = s.layout
-    vkey = (r.shape, lay.dims, lay.gaxis, lay.gfixed)
+    if not is_whole(lay):  # (one rank): the view's layout depends on which axes it keeps
+        return vmap, view_layout(lay, vmap)
+    vkey = (shape, lay.dims, lay.gaxis, lay.gfixed)
     vlay = _VIEW_LAYOUTS.get(vkey)
     if vlay is None:
-        vlay = view_layout(lay, vmap)  # every rank holds the view whole: the layout follows the shape
+        vlay = view_layout(lay, vmap)  # replicated: the view's layout follows its shape
         if len(_VIEW_LAYOUTS) >= 4096:
             _VIEW_LAYOUTS.clear()
         _VIEW_LAYOUTS[vkey] = vlay
-    return _view(s, vmap, vlay, r)
+    return vmap, vlay
 
 
 def _view(s, vmap, lay, r):
@@ -398,8 +413,15 @@ def wrap(ctx, be, res):
 
 
 def _kind(ctx, be, shape, dtype, small: bool) -> tuple:
-    lay = Layout.replicated(shape, ctx.size) if small else Layout.balanced(shape, ctx.size)
     vmap = ViewMap.identity(shape)
+    if small:
+        # What ``_geometry``, ``view_layout`` and ``direct_access`` give for a replicated
+        # layout, written out (a loop over ``x[:k]`` makes a new shape at every step).
+        lay = Layout.replicated(shape, ctx.size)
+        zeros = (0,) * len(shape)
+        geometry = (zeros, shape, zeros, (None, (vmap, tuple((0, n) for n in shape))))
+        return ctx, dtype, small, lay, vmap, lay, geometry, dtype.kind != "V"
+    lay = Layout.balanced(shape, ctx.size)
     geometry = _geometry(lay, ctx.rank, config.ghost_width)
     direct = direct_access(lay, be, dtype, geometry[2])
     return ctx, dtype, small, lay, vmap, view_layout(lay, vmap), geometry, direct
