@@ -237,34 +237,6 @@ def test_slab_chain_across_two_placements_settles_on_the_balanced_one(comm):
     assert_eq(c, e, rtol=1e-13)
 
 
-@pytest.mark.parametrize("fuse", [True, False])
-def test_temporary_used_twice_on_another_layout_moves_once(fuse, comm):
-    """A small split operand fetched onto another layout is kept while it is unwritten:
-    the second use sends nothing; after a write it moves again."""
-    u, wv = ref((12, 12, 4), float, 12), ref((13, 12, 4), float, 13)
-    g0 = wv[1:, :, 1] * 2.0
-    with config.set(replicate_below=200, fuse=fuse):
-        x, w = _rowsplit(u, comm), _columnsplit(wv, comm)
-        g = w[1:, :, 1] * 2.0  # split along axis 1, as w
-        p = comm.size
-        counts = []
-        for k in range(3):
-            with sp.comm_stats() as st:
-                r = x[:, :, k] * g
-                sp.sync()
-            counts.append(_counts(comm, st))
-            assert_eq(r, u[:, :, k] * g0, exact=True)
-        g += 1.0  # written: its next move sends again
-        with sp.comm_stats() as st:
-            r = x[:, :, 3] - g
-            sp.sync()
-        counts.append(_counts(comm, st))
-    assert_eq(r, u[:, :, 3] - (g0 + 1.0), exact=True)
-    one = p * (p - 1)  # a transposition of the 12 x 12 slab: each rank sends to each other
-    assert [m for _, m, _ in counts] == [one, 0, 0, one], counts
-    assert all(c == 0 for c, _, _ in counts)
-
-
 @pytest.mark.parametrize("below", [0, 10**6])
 def test_where_is_computed_on_its_operands_layout(below, comm):
     """``where(c, 0, r)`` (hdiff's flux limiter) lays its result out as an elementwise

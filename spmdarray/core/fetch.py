@@ -10,8 +10,6 @@ operation is computed.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from spmdarray.backend.backends import backend_of
@@ -75,17 +73,11 @@ class _Fetch:
         self.plan = plan = fetch_plan(st.layout, st.ghost, vm, out_layout, ctx.rank)
         self.key = key = (vm, out_layout)
         cached = st.halo_valid.get(key) == st.version
-        self.buf = None
-        moved = _moved(st, vm, out_layout)
-        if moved is not None:
-            # Redistributed onto this layout before and unwritten since: nothing moves.
-            self.buf = moved[1]
-            self.deps = list(st.flights)
-            return
         self.deps = list(st.flights) if cached and st.flights else ()
         for dst, box, halo in plan.sends:
             if not (halo and cached):
                 sends.append((dst, st.view_of(vm, box)))
+        self.buf = None
         if plan.mode == "halo" and not cached:
             for src, box, _ in plan.recvs:
                 v = st.view_of(vm, box)
@@ -103,8 +95,6 @@ class _Fetch:
                     buf[_rel(sub, need)] = st.view_of(vm, sub)
             for src, box, _ in plan.recvs:
                 recvs.append((src, buf[_rel(box, need)]))
-        if math.prod(vm.shape) <= _KEEP:
-            _keep(st, vm, out_layout, self.buf)
         st.halo_valid[key] = st.version
 
     def result(self):
@@ -114,32 +104,6 @@ class _Fetch:
         if plan.mode == "temp":
             return self.buf
         return self.st.view_of(self.x._map, plan.need)
-
-
-_KEEP = 1 << 16  # elements: the largest operand whose redistribution is kept for reuse
-
-
-def _moved(st, vm, out_layout):
-    """``(version, buffer)`` of operand ``vm`` of ``st`` fetched onto ``out_layout`` while
-    ``st`` is unwritten (buffer None where this rank's plan is not a temporary), or None.
-
-    Not collective, but every rank of the exchange answers alike: each kept it
-    at the same version (writes are collective).
-    """
-    kept = st.halo_valid.get("moved")
-    e = kept.get((vm, out_layout)) if kept else None
-    return e if e is not None and e[0] == st.version else None
-
-
-def _keep(st, vm, out_layout, buf) -> None:
-    """Keep a small fetch for :func:`_moved`: the two newest per storage, so that a
-    temporary used twice on another layout (vadv's coefficients) moves once."""
-    kept = st.halo_valid.get("moved")
-    if kept is None:
-        kept = st.halo_valid["moved"] = {}
-    elif len(kept) >= 2:
-        del kept[next(iter(kept))]
-    kept[vm, out_layout] = (st.version, buf)
 
 
 def _broadcast_axes(x) -> tuple[int, ...]:
