@@ -350,7 +350,8 @@ def test_replicated_small_arrays(monkeypatch):
             z = x * 2.0 - y
             total = x.sum()
         assert (s.messages_sent, s.collectives) == (0, 0)
-        assert fastpath.plan_count() == 0
+        # (a device backend has no whole-array lane: the plans take it)
+        assert (fastpath.plan_count() == 0) == (not x._st.be.is_device)
         assert_eq(z, ea * 2.0 - b, exact=True)
         assert_eq(total, ea.sum(), exact=True)
 

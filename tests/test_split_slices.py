@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy
 import pytest
-from helpers import assert_eq, ref
+from helpers import assert_eq, block, ref
 from spmdarray.decomposition import Layout
 
 import spmdarray as sp
@@ -25,7 +25,7 @@ from spmdarray.settings import config
 
 def _rowsplit(a, comm):
     """``a`` split by rows only (uneven blocks, some empty past ``len(a)`` ranks), as ``from_local`` stacks them."""
-    return sp.from_local(numpy.array_split(a, comm.size)[comm.rank].copy())
+    return sp.from_local(block(numpy.array_split(a, comm.size)[comm.rank].copy()))
 
 
 def _owner(x, i: int) -> int:
@@ -202,7 +202,7 @@ def test_read_only_row_sweep_gathers_growing_blocks_of_rows(n, backward, comm):
 def _columnsplit(a, comm):
     """``a`` (3-D) split along axis 1 only, as a transposed view of a row-split array."""
     t = numpy.ascontiguousarray(a.transpose(1, 0, 2))
-    return sp.from_local(numpy.array_split(t, comm.size)[comm.rank].copy()).transpose(1, 0, 2)
+    return sp.from_local(block(numpy.array_split(t, comm.size)[comm.rank].copy())).transpose(1, 0, 2)
 
 
 def test_slab_chain_across_two_placements_settles_on_the_balanced_one(comm):
