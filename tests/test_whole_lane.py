@@ -520,3 +520,11 @@ def test_views_of_one_shape_on_different_axes_keep_their_own_layouts(below):
             want = x[key]
         assert (got._map, got.layout) == (want._map, want.layout), key
         assert_eq(got, a[key], exact=True)
+
+
+def test_the_lane_reduces_exactly_the_ufuncs_the_engine_reduces():
+    """``ufunc.reduce``/``accumulate`` take the lane for the ufuncs the general path computes,
+    so that every other one raises NotImplementedError at every size."""
+    from spmdarray.engine.dispatch import REDUCE_NAMES
+
+    assert set(REDUCE_NAMES) == set(whole._ASSOCIATIVE)
