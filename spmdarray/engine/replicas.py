@@ -133,10 +133,8 @@ def _wrap(ctx, be, res, args, kwargs):
     if type(res) is np.ndarray and not be.is_device and not _passed(res, args, kwargs):
         return wrap(ctx, be, res)  # replicated (its allocation when NumPy's result is fresh), or split
     if isinstance(res, np.ndarray) or be.is_block(res):
+        # A device block, or a NumPy array the caller passed in: copied into a new array.
         lay = default_layout(res.shape, ctx.size)
-        if type(res) is np.ndarray and not be.is_device and is_whole(lay) and _ownable(res, args, kwargs):
-            # NumPy's new result is the copy itself (it aliases no input: checked before).
-            return ndarray._new(Storage(ctx, lay, res.dtype, alloc=res), None)
         out = ndarray._new(Storage(ctx, lay, res.dtype), None)
         if lay.owned_size(ctx.rank):
             out._block[...] = be.asarray(res[tuple(slice(lo, hi) for lo, hi in lay.block(ctx.rank))])
@@ -206,11 +204,3 @@ def call_on_replicas(func, args, kwargs):
     for x, _ in found:  # an in-place function may have written a copy
         x._st.bump()
     return _wrap(ctx, be, res, args, kwargs)
-
-
-def _ownable(res: np.ndarray, args, kwargs) -> bool:
-    """Whether a NumPy result can be a replicated array's allocation as it is: a
-    C-contiguous, writeable array that owns its memory, of a dtype spmdarray holds,
-    and not a NumPy array the caller passed in."""
-    f = res.flags
-    return f.c_contiguous and f.writeable and f.owndata and not res.dtype.hasobject and not _passed(res, args, kwargs)
