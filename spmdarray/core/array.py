@@ -15,10 +15,10 @@ import warnings
 
 import numpy as np
 
-from spmdarray.backend.devices import backend_for, device_of
 from spmdarray.comm import allgather_object
 from spmdarray.core.conversion import gather, text
 from spmdarray.core.element import NOT_ELEMENT, read_at, write_at
+from spmdarray.core.interop import InteropMixin
 from spmdarray.core.methods import _field_error, _mirror_method, _MissingMethod, _perm
 from spmdarray.core.operators import OperatorsMixin, calibrate
 from spmdarray.core.refs import ATTRIBUTE
@@ -26,13 +26,25 @@ from spmdarray.core.registry import ops
 from spmdarray.core.storage import Storage
 from spmdarray.core.thunk import READERS
 from spmdarray.core.viewcache import view_of_key
-from spmdarray.core.whole import SLOW, getitem, reduce_whole, register, setitem, ufunc_call, whole_copy
+from spmdarray.core.whole import (
+    NUMBERS,
+    SLOW,
+    getitem,
+    reduce_whole,
+    register,
+    resolve,
+    setitem,
+    stores_back,
+    ufunc_call,
+    whole_copy,
+)
 from spmdarray.decomposition import Layout, ViewMap, view_layout
+from spmdarray.settings import config
 
 __all__ = ["ndarray"]
 
 
-class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
+class ndarray(OperatorsMixin, InteropMixin):  # noqa: N801 - NumPy's name
     """A global array distributed over the ranks of a communicator.
 
     Create arrays with :func:`spmdarray.array`, :func:`spmdarray.zeros` and
@@ -45,8 +57,10 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
 
     # ``_s`` holds a thunk (``spmdarray.core.thunk``): the Storage, or, for a deferred
     # result, the fusion Node that computes it; ``_st`` computes it first.
-    # ``_loc``: (id of the thunk, this rank's whole copy or None), see ``spmdarray.core.whole``.
-    __slots__ = ("_s", "_map", "_lay", "_loc", "__weakref__")
+    # ``_loc``: (id of the thunk, this rank's whole copy or None, ...), see ``spmdarray.core.whole``.
+    # ``_pend``: for a view the whole-array lane made, what composes its ``_map`` and ``_lay``
+    # when first read (they are unset until then: ``__getattr__`` calls ``whole.resolve``).
+    __slots__ = ("_s", "_map", "_lay", "_loc", "_pend", "__weakref__")
     __array_priority__ = 100
 
     def __new__(cls, shape, dtype=float, buffer=None, offset=0, strides=None, order=None) -> ndarray:
@@ -77,6 +91,7 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         self._map = vmap if vmap is not None else ViewMap.identity(storage.layout.shape)
         self._lay = None
         self._loc = None
+        self._pend = None
         return self
 
     @staticmethod
@@ -113,17 +128,20 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         storage (else ``AttributeError``, as NumPy raises for a view it cannot
         reshape in place: use ``x = x.reshape(newshape)``).
         """
+        c = self._loc
+        if c is not None and c[3] is not None and c[0] == id(self._s):
+            return c[3].shape  # the whole copy (a view the lane made need not make its map)
         return self._map.shape
 
     @shape.setter
     def shape(self, newshape) -> None:
         new = ops.set_shape(self, newshape)
-        self._s, self._map, self._lay, self._loc = new._s, new._map, None, None
+        self._s, self._map, self._lay, self._loc, self._pend = new._s, new._map, None, None, None
 
     @property
     def ndim(self) -> int:
         """Number of dimensions of the global array.  Not collective."""
-        return len(self._map.shape)
+        return len(self.shape)
 
     @property
     def size(self) -> int:
@@ -219,8 +237,18 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
 
     # ----------------------------------------------------------- indexing
     def __getitem__(self, key):
-        v = whole_copy(self)
+        c = self._loc
+        if c is not None and c[0] == id(self._s) and c[3] is not None:  # (``whole_copy``, inline)
+            v = c[3] if config.whole_lane else None
+        else:
+            v = whole_copy(self)
         if v is not None:  # every rank holds all of it: NumPy's indexing of the copy
+            if type(key) is tuple and len(key) == v.ndim:
+                for k in key:
+                    if type(k) is not int:
+                        break
+                else:
+                    return v[key]  # one element (loops read them one by one): NumPy's scalar or IndexError
             r = getitem(self, v, key)
             if r is not SLOW:
                 return r
@@ -239,6 +267,29 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         return view._scalar() if scalar else view
 
     def __setitem__(self, key, value) -> None:
+        tv = type(value)
+        if tv in NUMBERS and type(key) is tuple:
+            # One element set to a number, every rank holding all of it (loops write them one
+            # by one): NumPy's assignment into the copy (``whole.setitem``, inline).
+            c = self._loc
+            s = self._s
+            if (
+                c is not None
+                and c[0] == id(s)
+                and (v := c[3]) is not None
+                and config.whole_lane
+                and len(key) == v.ndim
+                and not (READERS and id(s) in READERS or s.flights)
+            ):
+                for k in key:
+                    if type(k) is not int:
+                        break
+                else:
+                    v[key] = value
+                    s.version += 1
+                    return
+        elif tv is ndarray and value._s is self._s and stores_back(self, key, value):
+            return  # ``x[key] op= y``: the view was updated in place (NumPy copies it onto itself)
         if setitem(self, key, value):
             return  # every rank holds all of it: NumPy's assignment into the copy
         if write_at(self, key, value):
@@ -261,8 +312,13 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         ops.assign(view, value)
 
     def __getattr__(self, name: str):
-        # Only reached for names the class lacks.  A method that mirrors a NumPy
-        # function registered in the dispatch table calls that function.
+        # Only reached for names the class lacks, and for the unset slots of a view the
+        # whole-array lane made.  A method that mirrors a NumPy function registered in
+        # the dispatch table calls that function.
+        if name == "_map" or name == "_lay":
+            return resolve(self, name)
+        if name == "_pend":
+            raise AttributeError(name)
         mirror = _mirror_method(self, name)
         if mirror is not None:
             return mirror
@@ -685,47 +741,6 @@ class ndarray(OperatorsMixin):  # noqa: N801 - NumPy's name
         """Contiguity of the global view (see :class:`spmdarray.routines.logic.Flags`).  Not collective."""
 
         return ops.flags_of(self)
-
-    @property
-    def device(self):
-        """Array API device: ``"cpu"`` (NumPy blocks) or ``"gpu"`` (CuPy blocks).  Not collective."""
-
-        return device_of(self)
-
-    def to_device(self, device, /, *, stream=None) -> ndarray:
-        """This array on another Array API device (same layout).  Collective, no communication."""
-
-        if stream is not None:
-            raise NotImplementedError("spmdarray.ndarray.to_device(stream=...) is not supported")
-        name = backend_for(device)
-        if name == self._st.be.name:
-            return self
-
-        return ops.to_backend(self, name, self.dtype)
-
-    def __array_namespace__(self, /, *, api_version=None):
-        """The Array API namespace :mod:`spmdarray.array_api`.  Not collective."""
-
-        return ops.array_namespace(api_version)
-
-    def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
-        """DLPack capsule of THIS RANK'S BLOCK (not of the global array).  Not collective.
-
-        ``spmdarray.from_dlpack`` on every rank wraps the blocks back into a
-        distributed array (stacked along axis 0, like ``from_local``).
-        """
-        kw = {"stream": stream} if stream is not None else {}
-        if max_version is not None:
-            kw["max_version"] = max_version
-        if dl_device is not None:
-            kw["dl_device"] = dl_device
-        if copy is not None:
-            kw["copy"] = copy
-        return self.local.__dlpack__(**kw)  # the program may write through it: exposed
-
-    def __dlpack_device__(self):
-        """DLPack device of this rank's block.  Not collective."""
-        return self._block.__dlpack_device__()
 
     def clip(self, min=None, max=None, out=None, **kw):  # noqa: A002
         """Values limited to ``[min, max]``: ``numpy.clip(a, min, max)``.  Collective.

@@ -192,9 +192,15 @@ def _binary(name: str, ufunc):
     def op(self, other):
         v = local(self)
         if v is not None:
-            o = operand(other, self._s.ctx)
-            if o is not SLOW:  # every rank holds both whole: NumPy's own operation
-                return _wrap(self, ufunc(v, o))
+            s = self._s
+            if type(other) is type(self):  # (``operand``, inline)
+                o = local(other)
+                if o is not None and other._s.ctx is s.ctx:  # every rank holds both whole: NumPy's own operation
+                    return wrap(s.ctx, s.be, ufunc(v, o))
+            else:
+                o = operand(other, s.ctx)
+                if o is not SLOW:
+                    return wrap(s.ctx, s.be, ufunc(v, o))
         if not _known(other) or (name in ("eq", "ne") and isinstance(other, (str, bytes))):
             return NotImplemented
         return _apply(ufunc, self, other, "l")
@@ -202,9 +208,10 @@ def _binary(name: str, ufunc):
     def rop(self, other):
         v = local(self)
         if v is not None:
-            o = operand(other, self._s.ctx)
+            s = self._s
+            o = operand(other, s.ctx)
             if o is not SLOW:
-                return _wrap(self, ufunc(o, v))
+                return wrap(s.ctx, s.be, ufunc(o, v))
         if not _known(other):
             return NotImplemented
         return _apply(ufunc, self, other, "r")
@@ -212,7 +219,12 @@ def _binary(name: str, ufunc):
     def iop(self, other):
         v = writable(self)
         if v is not None:
-            o = operand(other, self._s.ctx)
+            if type(other) is type(self):  # (``operand``, inline)
+                o = local(other)
+                if o is None or other._s.ctx is not self._s.ctx:
+                    o = SLOW
+            else:
+                o = operand(other, self._s.ctx)
             if o is not SLOW:
                 ufunc(v, o, out=v)
                 written(self)

@@ -24,6 +24,8 @@ is collective: every rank holds the same copies and makes the same calls.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from spmdarray.core.element import direct_access
@@ -35,6 +37,7 @@ from spmdarray.decomposition import Layout, ViewMap, view_layout
 from spmdarray.settings import config
 
 __all__ = [
+    "NUMBERS",
     "SLOW",
     "getitem",
     "index",
@@ -42,7 +45,9 @@ __all__ = [
     "operand",
     "reduce_whole",
     "register",
+    "resolve",
     "setitem",
+    "stores_back",
     "ufunc_call",
     "wrap",
     "writable",
@@ -71,12 +76,13 @@ def register(cls) -> None:
 def local(x) -> np.ndarray | None:
     """``x``'s whole copy on this rank (a NumPy view of its allocation), or None off the lane.
 
-    Not collective.  Cached on ``x`` with the id of the storage it belongs to
-    (not the storage itself, whose reference count tells whether other arrays
-    share it); every assignment of ``x._s`` resets ``x._loc``.  The settings
-    are read at each call (a split array the fuser would defer now is off the
-    lane), and the copy is kept only for an array on the lane when first
-    seen: one seen off it stays off it.
+    Not collective.  Cached on ``x`` as ``x._loc = (id of the storage, copy
+    on the lane or None, replicated, copy for indexing or None)``: the id of
+    the storage, not the storage itself, whose reference count tells whether
+    other arrays share it; every assignment of ``x._s`` resets ``x._loc``.
+    The settings are read at each call (a split array the fuser would defer
+    now is off the lane), and the copy is kept only for an array on the lane
+    when first seen: one seen off it stays off it.
     """
     c = x._loc
     if c is not None and c[0] == id(x._s):
@@ -86,19 +92,28 @@ def local(x) -> np.ndarray | None:
         rep = v is not None and is_whole(x._s.layout)
         if v is not None and not _on_lane(v.size, rep):
             v = None  # not kept: a copy held here would stop the engine reusing a temporary
-        c = x._loc = (id(x._s), v, rep)
+        c = x._loc = (id(x._s), v, rep, v)
     if v is None or not config.whole_lane or not c[2] and config.fuse and v.size >= config.fuse_min_size:
         return None  # (``_on_lane``, inline: asked for every operand)
     return v
 
 
 def whole_copy(x) -> np.ndarray | None:
-    """:func:`local`, or for an array too large for the lane's cached copy (the fuser's
-    threshold), its copy all the same, uncached: for indexing, which is eager whatever the
-    size.  None off the lane.  Not collective."""
+    """:func:`local`, or for an array too large for the lane (the fuser's threshold), its
+    copy all the same: for indexing, which is eager whatever the size.  None off the lane.
+
+    Not collective.  The copy of a large array is cached for indexing only
+    (``x._loc[3]``), once it is indexed: loops of element and row reads.
+    """
+    c = x._loc
+    if c is not None and c[0] == id(x._s) and c[3] is not None:
+        return c[3] if config.whole_lane else None
     v = local(x)
     if v is None and config.whole_lane:
         v = _held(x)
+        if v is not None:
+            c = x._loc
+            x._loc = (c[0], c[1], c[2], v)
     return v
 
 
@@ -168,15 +183,18 @@ def ufunc_call(x, ufunc, method: str, inputs, kwargs: dict):
     lane (calls, ``outer``, and ``reduce`` and ``accumulate`` of associative
     ufuncs), so that an unimplemented method raises at every size.
     """
-    if method != "__call__" and method != "outer" and (method not in _SCANS or ufunc not in _ASSOCIATIVE):
-        return SLOW  # as the general path: the same functions at every size and rank count
     ctx = x._s.ctx
+    call = method == "__call__"
+    if not call and method != "outer" and (method not in _SCANS or ufunc not in _ASSOCIATIVE):
+        return SLOW  # as the general path: the same functions at every size and rank count
     locs = []
     for i in inputs:
         o = operand(i, ctx)
         if o is SLOW:
             return SLOW
         locs.append(o)
+    if call and not kwargs:  # the usual call: ``np.sqrt(a)``, ``2.0 * a``
+        return wrap(ctx, x._s.be, ufunc(*locs))
     outs = None
     if kwargs:
         kw = {}
@@ -230,12 +248,32 @@ def getitem(x, v, key):
     A view for a basic key, sharing ``x``'s storage; NumPy's scalar for one
     element; a new array for an integer or boolean array index.  Not collective.
     """
-    if type(key) is tuple and len(key) == v.ndim:
-        for k in key:
-            if type(k) is not int:
+    tk = type(key)
+    if tk is tuple:
+        keys = key
+        if len(key) == v.ndim:
+            for k in key:
+                if type(k) is not int:
+                    break
+            else:
+                return v[key]  # one element (loops read them one by one): NumPy's scalar or IndexError
+    elif tk is int or tk is slice:
+        keys = (key,)
+    else:
+        keys = ()
+    if keys:
+        if keys[-1] is Ellipsis:  # ``(..., Ellipsis)``, as the view functions index (``flip``)
+            keys = keys[:-1]
+        for k in keys:
+            t = type(k)
+            if t is not slice and t is not int and k is not None:
                 break
-        else:
-            return v[key]  # one element (loops read them one by one): NumPy's scalar or IndexError
+        else:  # Python integers, slices and None: NumPy's view, its view map made when first asked for
+            r = v[key]
+            if type(r) is not np.ndarray:
+                return r  # one element
+            if r.ndim:
+                return _lazy(x, key if keys is key or type(key) is not tuple else keys, r)
     hk = hashable_key(key)
     if hk is None:
         return index(x, v, key)
@@ -254,6 +292,72 @@ def getitem(x, v, key):
     return _view(s, vmap, lay, r)
 
 
+def _lazy(x, key, r):
+    """The view ``x[key]`` (a basic key of Python integers, slices and None) whose copy is
+    NumPy's view ``r``; its view map and layout are composed when first read (:func:`resolve`).
+
+    Loops of short slices (``A[i, 1:-1]``, ``A[i, :j] @ A[:j, j]``) use most
+    views on the lane only, where the copy is all they need.  Not collective.
+    """
+    s = x._s
+    c = x._loc
+    rep = c[2] if c is not None and c[0] == id(s) else is_whole(s.layout)
+    out = object.__new__(_ARRAY)
+    out._s = s
+    # (``_on_lane``, inline; a view too large for the lane keeps its copy for indexing)
+    lane = rep or not (config.fuse and r.size >= config.fuse_min_size)
+    out._loc = (id(s), r if lane else None, rep, r)
+    p = x._pend
+    if p is None or p[3]:
+        parent = x._map  # a base array, or a view whose map is made
+    elif type(p[0]) is _ARRAY:
+        parent = x._map  # (at most one unmade view between a view and a made map)
+    else:
+        parent = x  # ``np.flip(r[:k])``: its map is made when first read, with this view's
+    out._pend = (parent, key, r.shape, False)
+    return out
+
+
+def resolve(x, name: str):
+    """Compose the view map and layout of a view :func:`_lazy` made and return the
+    attribute ``name`` ("_map" or "_lay").  Not collective.
+
+    Raises ``AttributeError`` for an array that is not such a view (the
+    attribute is missing: a defect, never a user's error).
+    """
+    pend = x._pend
+    if pend is None or pend[3]:
+        raise AttributeError(f"'spmdarray.ndarray' object has no attribute {name!r}")
+    m, key, shape, _ = pend
+    if type(m) is _ARRAY:
+        m = m._map  # its parent's view map (made now if not yet)
+    vmap, lay = _compose(x._s, m, key if type(key) is tuple else (key,), shape)
+    x._map = vmap
+    x._lay = lay
+    x._pend = (m, key, shape, True)
+    return vmap if name == "_map" else lay
+
+
+def stores_back(x, key, value) -> bool:
+    """Whether ``x[key] = value`` stores back the view ``value = x[key]`` made with the same
+    key object: the last step of ``x[key] op= y``, whose update was in place.  Not collective.
+
+    NumPy copies the view onto itself, which changes nothing.
+    """
+    if type(value) is not _ARRAY or value._s is not x._s:
+        return False
+    p = value._pend
+    return p is not None and p[1] is key and (p[0] is x or p[0] is x._map)
+
+
+#: Scalar types written into one element by NumPy's own assignment (strings are not:
+#: their conversion error must leave the array unchanged, as the general path does).
+NUMBERS = frozenset(
+    (float, int, bool, complex, np.float64, np.float32, np.float16, np.int64, np.int32, np.int16, np.int8)
+    + (np.uint64, np.uint32, np.uint16, np.uint8, np.bool_, np.complex128, np.complex64)
+)
+
+
 def setitem(x, key, value) -> bool:
     """``x[key] = value`` as NumPy's assignment into ``x``'s copy; False (nothing done)
     off the lane.  Not collective.
@@ -267,11 +371,11 @@ def setitem(x, key, value) -> bool:
     if v is None:
         return False
     tv = type(value)
-    if (tv is float or tv is int) and type(key) is tuple and len(key) == v.ndim:
+    if tv in NUMBERS and type(key) is tuple and len(key) == v.ndim:
         for k in key:
             if type(k) is not int:
                 break
-        else:  # one element set to a Python number (loops write them one by one)
+        else:  # one element set to a number (loops write them one by one)
             v[key] = value
             x._s.version += 1  # (``written``)
             return True
@@ -353,7 +457,8 @@ def _compose(s, m, keys, shape):
     vkey = (shape, lay.dims, lay.gaxis, lay.gfixed)
     vlay = _VIEW_LAYOUTS.get(vkey)
     if vlay is None:
-        vlay = view_layout(lay, vmap)  # replicated: the view's layout follows its shape
+        # Replicated: the view's layout follows its shape (``view_layout``, written out).
+        vlay = Layout(shape, lay.dims, lay.gaxis, lay.gfixed, (None,) * len(shape))
         if len(_VIEW_LAYOUTS) >= 4096:
             _VIEW_LAYOUTS.clear()
         _VIEW_LAYOUTS[vkey] = vlay
@@ -366,8 +471,9 @@ def _view(s, vmap, lay, r):
     out._s = s
     out._map = vmap
     out._lay = lay
+    out._pend = None
     rep = is_whole(s.layout)
-    out._loc = (id(s), r, rep) if _on_lane(r.size, rep) else None
+    out._loc = (id(s), r, rep, r) if _on_lane(r.size, rep) else None
     return out
 
 
@@ -390,41 +496,62 @@ def wrap(ctx, be, res):
         if isinstance(res, tuple):
             return tuple(wrap(ctx, be, r) for r in res)
         return res
-    if not res.ndim or res.dtype.hasobject:
-        return _split(ctx, res)
-    small = res.size < config.replicate_below
-    if not small and ctx.size > 1:
-        return _split(ctx, res)
+    shape = res.shape
+    dtype = res.dtype
+    kind = _KINDS.get(shape)
+    if (
+        kind is None
+        or kind[0] is not ctx
+        or kind[1] is not dtype
+        and kind[1] != dtype  # (arrays unpickled, or received from another process, have dtypes of their own)
+        or kind[9] != config.replicate_below
+    ):
+        if not shape or dtype.hasobject:
+            return _split(ctx, res)
+        small = res.size < config.replicate_below
+        if not small and ctx.size > 1:
+            return _split(ctx, res)
+        # (A replicated layout, or any layout on one rank, partitions no axis over
+        # several ranks: no ghost frame, whatever config.ghost_width says.)
+        kind = _kind(ctx, be, shape, dtype, small)
+        if len(_KINDS) >= 4096:
+            _KINDS.clear()
+        _KINDS[shape] = kind
     f = res.flags
     if not (f.c_contiguous and f.owndata and f.writeable):
         res = res.copy()
-    dtype = res.dtype
-    kind = _KINDS.get(res.shape)
-    if kind is None or kind[0] is not ctx or kind[1] is not dtype or kind[2] is not small:
-        # (A replicated layout, or any layout on one rank, partitions no axis over
-        # several ranks: no ghost frame, whatever config.ghost_width says.)
-        kind = _kind(ctx, be, res.shape, dtype, small)
-        if len(_KINDS) >= 4096:
-            _KINDS.clear()
-        _KINDS[res.shape] = kind
-    _, _, _, lay, vmap, vlay, geometry, direct = kind
+    _, _, _, lay, vmap, vlay, geometry, direct, rep, _, size = kind
     st = Storage.adopting(ctx, be, lay, dtype, geometry, direct, res)
-    return _view(st, vmap, vlay, res)
+    out = object.__new__(_ARRAY)  # (``_view``, inline)
+    out._s = st
+    out._map = vmap
+    out._lay = vlay
+    out._pend = None
+    out._loc = (id(st), res, rep, res) if rep or not (config.fuse and size >= config.fuse_min_size) else None
+    return out
 
 
 def _kind(ctx, be, shape, dtype, small: bool) -> tuple:
-    vmap = ViewMap.identity(shape)
+    """What :func:`wrap` needs for a result of ``shape``: (context, dtype, small, layout, view
+    map, view layout, geometry, direct element access, replicated, ``replicate_below``, size)."""
     if small:
-        # What ``_geometry``, ``view_layout`` and ``direct_access`` give for a replicated
-        # layout, written out (a loop over ``x[:k]`` makes a new shape at every step).
-        lay = Layout.replicated(shape, ctx.size)
+        # What ``ViewMap.identity``, ``_geometry``, ``view_layout``, ``direct_access`` and
+        # ``is_whole`` give for a replicated layout, written out (a loop over ``x[:k]``
+        # makes a new shape at every step).
         zeros = (0,) * len(shape)
-        geometry = (zeros, shape, zeros, (None, (vmap, tuple((0, n) for n in shape))))
-        return ctx, dtype, small, lay, vmap, lay, geometry, dtype.kind != "V"
+        vmap = ViewMap(shape, zeros, tuple((b, 1) for b in range(len(shape))), shape)
+        lay = Layout.replicated(shape, ctx.size)
+        # (No cached view of the owned block: its key's hash is a Python call per result;
+        # ``Storage.view_of`` makes and caches it when first asked for.)
+        geometry = (zeros, shape, zeros, None)
+        direct = dtype.kind != "V"
+        return ctx, dtype, small, lay, vmap, lay, geometry, direct, True, config.replicate_below, math.prod(shape)
+    vmap = ViewMap.identity(shape)
     lay = Layout.balanced(shape, ctx.size)
     geometry = _geometry(lay, ctx.rank, config.ghost_width)
     direct = direct_access(lay, be, dtype, geometry[2])
-    return ctx, dtype, small, lay, vmap, view_layout(lay, vmap), geometry, direct
+    vlay = view_layout(lay, vmap)
+    return ctx, dtype, small, lay, vmap, vlay, geometry, direct, is_whole(lay), config.replicate_below, math.prod(shape)
 
 
 def _split(ctx, res):

@@ -363,6 +363,7 @@ def _deferred(node: Node):
     x._map = ViewMap.identity(node.shape)
     x._lay = node.layout
     x._loc = None
+    x._pend = None
     ref = weakref.ref(x)
     seen = set()
     for a in node.args:
