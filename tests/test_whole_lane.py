@@ -622,3 +622,47 @@ def test_a_large_one_rank_array_keeps_its_copy_for_indexing_only():
         x[4, :2] = x[3, :2] @ numpy.ones((2, 2))
         a[4, :2] = a[3, :2] @ numpy.ones((2, 2))
         assert_eq(x, a, exact=True)
+
+
+def test_loops_of_short_slices_make_no_view_maps(below, monkeypatch):
+    """Views that only feed the lane (``A[i, :j] @ A[:j, j]``, ``np.flip(y[:k])``,
+    ``A[i, 1:-1] += ...``) never compose a view map; reading one's layout makes it."""
+    x = sp.array(ref((6, 6)))
+    if whole.local(x) is None:
+        pytest.skip("off the lane here (split over several ranks, or device blocks)")
+    a = numpy.asarray(x)
+    composed = []
+    real = whole._compose
+    monkeypatch.setattr(whole, "_compose", lambda *args: composed.append(args[2]) or real(*args))
+    for i in range(1, 5):
+        x[i, i] -= x[i, :i] @ x[:i, i]
+        a[i, i] -= a[i, :i] @ a[:i, i]
+        x[i, 1:-1] += sp.flip(x[i - 1, :-2]) * 0.5
+        a[i, 1:-1] += numpy.flip(a[i - 1, :-2]) * 0.5
+    assert composed == []
+    assert_eq(x, a, exact=True)
+    v = x[2, 1:4]
+    with config.set(whole_lane=False):
+        want = x[2, 1:4]
+    assert (v.layout, v._map) == (want.layout, want._map)
+    assert composed == [(2, slice(1, 4))]
+
+
+def test_results_of_unpickled_arrays_reuse_the_cached_result_kind(below, monkeypatch):
+    """Arrays unpickled (or received from another process) have dtype objects of their own:
+    results of every such dtype object share the cached kind of their shape."""
+    import pickle
+
+    a, b = pickle.loads(pickle.dumps(ref((7,)))), ref((7,))
+    if a.dtype is b.dtype:
+        pytest.skip("this NumPy unpickles the builtin dtype object itself")
+    x, y = sp.asarray(a), sp.asarray(b)
+    if whole.local(x) is None:
+        pytest.skip("off the lane here (split over several ranks, or device blocks)")
+    made = []
+    real = whole._kind
+    monkeypatch.setattr(whole, "_kind", lambda *args: made.append(args[2]) or real(*args))
+    for _ in range(3):
+        assert_eq(x * 3.0, a * 3.0, exact=True)
+        assert_eq(y * 3.0, b * 3.0, exact=True)
+    assert len(made) <= 1

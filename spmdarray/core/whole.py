@@ -266,9 +266,9 @@ def getitem(x, v, key):
             keys = keys[:-1]
         for k in keys:
             t = type(k)
-            if t is not slice and t is not int and k is not None:
+            if t is not slice and t is not int and k is not None and not isinstance(k, np.integer):
                 break
-        else:  # Python integers, slices and None: NumPy's view, its view map made when first asked for
+        else:  # integers, slices and None: NumPy's view, its view map made when first asked for
             r = v[key]
             if type(r) is not np.ndarray:
                 return r  # one element
@@ -293,7 +293,7 @@ def getitem(x, v, key):
 
 
 def _lazy(x, key, r):
-    """The view ``x[key]`` (a basic key of Python integers, slices and None) whose copy is
+    """The view ``x[key]`` (a basic key of integers, Python or NumPy, slices and None) whose copy is
     NumPy's view ``r``; its view map and layout are composed when first read (:func:`resolve`).
 
     Loops of short slices (``A[i, 1:-1]``, ``A[i, :j] @ A[:j, j]``) use most
