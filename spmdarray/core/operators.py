@@ -188,8 +188,31 @@ def _same_dtype(ufunc, a, args):
     return (a,) if dtypes is not None and dtypes[0] == a.dtype else None
 
 
+def _scalar_power(x, e):
+    """The unary ufunc NumPy's ``x ** e`` calls instead of ``power`` (its ``fast_scalar_power``), or None.
+
+    ``x ** 2`` is ``square(x)`` for every non-object dtype; ``x ** 0.5`` is
+    ``sqrt(x)`` and ``x ** -1`` is ``reciprocal(x)`` for inexact dtypes.  Only
+    a Python ``int`` or ``float`` exponent of exactly these values (not a bool
+    or a NumPy scalar) takes them.  The result is then NumPy's bit for bit, and
+    a fused expression keeps ``** 2`` in its kernel (``power`` is not fused).
+    """
+    t = type(e)
+    kind = x.dtype.kind
+    if t is int:
+        if e == 2 and kind != "O":
+            return np.square
+        if e == -1 and kind in "fc":
+            return np.reciprocal
+    elif t is float and e == 0.5 and kind in "fc":
+        return np.sqrt
+    return None
+
+
 def _binary(name: str, ufunc):
     def op(self, other):
+        if name == "pow" and (u := _scalar_power(self, other)) is not None:
+            return _POWER_OPS[u](self)
         v = local(self)
         if v is not None:
             s = self._s
@@ -217,6 +240,14 @@ def _binary(name: str, ufunc):
         return _apply(ufunc, self, other, "r")
 
     def iop(self, other):
+        if name == "pow" and (u := _scalar_power(self, other)) is not None:
+            v = writable(self)
+            if v is not None:
+                u(v, out=v)
+                written(self)
+            else:
+                ops.elementwise(u, (self,), out=(self,))
+            return self
         v = writable(self)
         if v is not None:
             if type(other) is type(self):  # (``operand``, inline)
@@ -260,6 +291,10 @@ def _unary(name: str, ufunc):
     op.__name__ = op.__qualname__ = f"__{name}__"
     op.__doc__ = f"``numpy.{ufunc.__name__}`` elementwise.  Collective."
     return op
+
+
+#: ``x ** e`` as NumPy computes it for the exponents of :func:`_scalar_power`.
+_POWER_OPS = {u: _unary(u.__name__, u) for u in (np.square, np.sqrt, np.reciprocal)}
 
 
 class OperatorsMixin:
