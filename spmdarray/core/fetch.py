@@ -293,7 +293,9 @@ def choose_layout(ctx, args, shape) -> Layout:
     split = [k for k, lay in enumerate(lays) if not (lay.nprocs > 1 and is_whole(lay))]
     if not split:
         return lays[0] if lays else default_layout(shape, ctx.size)
-    busy = [k for k in split if lays[k].gfixed.count(None) == len(lays[k].gfixed)]
+    # A slice fixed along a grid axis of one rank (a column of a row-split array) leaves no
+    # rank idle: it is busy like a full array, and its siblings settle half-way between them.
+    busy = [k for k in split if all(f is None or d == 1 for f, d in zip(lays[k].gfixed, lays[k].dims))]
     if not busy:
         # Slices that leave ranks idle (rows, slabs): the cheapest of them.
         candidates = tuple(dict.fromkeys(lays[k] for k in split))
