@@ -143,6 +143,15 @@ FIELDS: dict[str, Field] = {
     "fuse_min_size": _F(
         1 << 14, "SPMDARRAY_FUSE_MIN_SIZE", int, True, "Operations with fewer elements run eagerly.", "fusion"
     ),
+    "fuse_defer_writes": _F(
+        True,
+        "SPMDARRAY_FUSE_DEFER_WRITES",
+        _flag,
+        False,
+        "An assignment of a fused value that waits for messages is computed when its destination "
+        "is next used, so that consecutive statements wait once for all their halos.",
+        "fusion",
+    ),
     "fuse_max_ops": _F(48, None, None, True, "A deferred tree with more operations is evaluated at once.", "fusion"),
     "fuse_chunk_bytes": _F(
         1 << 18, None, None, False, "Size of the row chunks an aliased assignment is computed in.", "fusion"

@@ -24,7 +24,7 @@ import numpy as np
 
 from spmdarray.comm import wait_all as _wait_exchanges
 
-__all__ = ["Flight", "complete", "complete_all", "open_flights", "wait_all"]
+__all__ = ["Flight", "complete", "complete_all", "open_flights", "complete_writes", "track", "untrack", "wait_all"]
 
 #: Open flights, oldest first.
 _OPEN: list = []
@@ -55,12 +55,7 @@ class Flight:
         if ex is not None:
             for st in stores:
                 st.flights.append(self)
-            if not _OPEN and not _EXIT_HOOK:
-                # Registered after mpi4py's own exit handler, so it runs before MPI finalises.
-                _EXIT_HOOK.append(atexit.register(complete_all))
-            _OPEN.append(self)
-            if len(_OPEN) > MAX_OPEN:
-                _OPEN[0].wait()
+            track(self)
 
     def wait(self) -> None:
         """Complete the exchange and the flights it depends on.  Not collective."""
@@ -75,10 +70,7 @@ class Flight:
                 fl = st.flights
                 if self in fl:
                     fl.remove(self)
-            try:
-                _OPEN.remove(self)
-            except ValueError:
-                pass
+            untrack(self)
         self.deps = self.stores = self.ghosts = self.sends = ()
 
     def writes_into(self, arr) -> bool:
@@ -88,6 +80,25 @@ class Flight:
     def reads_from(self, arr) -> bool:
         """Whether a send of this flight still reads memory ``arr`` shares."""
         return not self.done and any(_overlap(s, arr) for s in self.sends)
+
+
+def track(fl) -> None:
+    """Add ``fl`` (anything with ``wait()``) to the open list: completed by :func:`complete_all`,
+    ``spmdarray.sync()``, at exit, or when too many are open.  Not collective."""
+    if not _OPEN and not _EXIT_HOOK:
+        # Registered after mpi4py's own exit handler, so it runs before MPI finalises.
+        _EXIT_HOOK.append(atexit.register(complete_all))
+    _OPEN.append(fl)
+    if len(_OPEN) > MAX_OPEN:
+        _OPEN[0].wait()
+
+
+def untrack(fl) -> None:
+    """Remove ``fl`` from the open list (it was completed).  Not collective."""
+    try:
+        _OPEN.remove(fl)
+    except ValueError:
+        pass
 
 
 def _overlap(a, b) -> bool:
@@ -136,6 +147,15 @@ def complete_all() -> None:
     """Complete every open flight.  Not collective."""
     while _OPEN:
         _OPEN[0].wait()
+
+
+def complete_writes() -> None:
+    """Complete every open entry that is not a :class:`Flight` (the fuser's pending writes), oldest first.
+
+    Not collective.
+    """
+    for fl in [f for f in _OPEN if type(f) is not Flight]:
+        fl.wait()
 
 
 def open_flights() -> int:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import sys
 
-from spmdarray.core.flights import complete_all
+from spmdarray.core.flights import complete_all, complete_writes
 from spmdarray.core.refs import LOCAL
 
 __all__ = ["Thunk", "READERS", "PENDING", "flush", "sync", "Quiet"]
@@ -35,6 +35,8 @@ class Thunk:
 
     #: True for a value not computed yet.
     deferred: bool = False
+    #: A pending assignment of this deferred value (``spmdarray.fusion.record.Write``), or None.
+    write = None
 
     def stored(self, x):
         """The :class:`~spmdarray.core.storage.Storage` of ``x`` (whose ``_s`` is ``self``),
@@ -100,6 +102,9 @@ def sync() -> None:
     is deferred and fused, so the cost of a line shows up where its result
     is first used.
     """
+    # Pending assignments first: each computes its value into its destination, and
+    # the parts of that value's tree are then dropped, not computed on their own.
+    complete_writes()
     refs = list(PENDING)
     PENDING.clear()
     for r in refs:

@@ -51,7 +51,8 @@ from spmdarray.comm import errors_may_raise, label_frames, local_rank
 from spmdarray.core.array import ndarray
 from spmdarray.core.dtypes import _checked_dtypes
 from spmdarray.core.fetch import choose_layout, fetch_start
-from spmdarray.core.placement import default_layout
+from spmdarray.core.flights import track, untrack, wait_all
+from spmdarray.core.placement import default_layout, is_whole
 from spmdarray.core.storage import Storage
 from spmdarray.core.thunk import PENDING, READERS, Quiet, Thunk, flush
 from spmdarray.decomposition import ViewMap
@@ -120,6 +121,7 @@ class Node(Thunk):
         "flight",
         "readers",
         "st",
+        "write",
     )
 
     def __init__(self, func, args, dtype, loop, shape, ctx, layout, nops, locs=(), fetches=(), flight=None) -> None:
@@ -137,6 +139,7 @@ class Node(Thunk):
         self.flight = flight
         self.readers = None
         self.st = None  # device backend: the result's allocation, reserved when recorded
+        self.write = None  # a pending assignment of this value (:class:`Write`)
 
     deferred = True
 
@@ -156,6 +159,12 @@ class Node(Thunk):
         _run.evaluate(self, dst, fresh=True)
         x._s = st
         x._loc = None
+        w = self.write
+        if w is not None:
+            # An assignment of this value is pending: it copies the value now, before
+            # anything (a write to ``x`` itself) can change it.
+            self.write = None
+            w.wait()
         if self.readers:
             # Deferred arrays that computed ``x`` inside their kernel now read this
             # storage instead: they are evaluated before it is written.
@@ -335,6 +344,7 @@ def _build(func, args, lp, dt, shape, ctx, layout, nops) -> Node:
                 continue
             if a._s.deferred:
                 a._s.materialise(a)  # another layout: evaluated (locally), then fetched as stored
+            settle(a._s)
             where.append(len(locs))
             locs.append(None)
             items.append(a)
@@ -441,7 +451,10 @@ def assign(dst, value) -> bool:
         return False  # the eager path materialises the value first
     # Deferred arrays reading the destination must see its old values.
     flush(dst_st, keep=value)
-    _run.evaluate(node, dst, fresh=False, before_write=dst_st)
+    if not reads and _deferrable(node, dst, dst_st):
+        Write(dst, value, dst_st)
+    else:
+        _run.evaluate(node, dst, fresh=False, before_write=dst_st)
     dst_st.bump()
     if reads:
         # The value was computed into ``dst``: later reads of ``value`` see that
@@ -452,6 +465,118 @@ def assign(dst, value) -> bool:
         value._loc = None
         READERS.setdefault(id(dst_st), []).append(weakref.ref(value))
     return True
+
+
+# ------------------------------------------------------------ pending writes
+#: Assignments recorded and not computed yet (:class:`Write`), oldest first.
+WRITES: list = []
+
+
+class Write:
+    """``dst[...] = value`` recorded, computed later.  Not collective.
+
+    An assignment whose value waits for messages is not computed when the
+    statement runs: the next statements post their own messages first, and the
+    first access to the destination's storage (or to an operand a new
+    statement fetches, ``spmdarray.sync()``, exit) computes it.  Its wait then
+    covers the messages of every pending write together: one ``Waitall`` for
+    consecutive statements that do not read each other's results.
+
+    A ``Write`` sits in the destination storage's ``flights``, so that
+    :meth:`~spmdarray.core.storage.Storage.stored` and
+    :func:`~spmdarray.core.flights.complete` compute it before the storage is
+    read or written, and in the open list of :mod:`spmdarray.core.flights`.
+    Writes into one storage are computed in the order they were recorded.
+    The version of the destination was bumped when the statement ran, on
+    every rank, so cached halos are decided as before.
+    """
+
+    __slots__ = ("dst", "value", "st", "done")
+
+    def __init__(self, dst, value, st: Storage) -> None:
+        self.dst = dst
+        self.value = value
+        self.st = st
+        self.done = False
+        value._s.write = self
+        st.flights.append(self)
+        WRITES.append(self)
+        track(self)
+
+    def wait(self) -> None:
+        """Compute the assignment (after the earlier ones into the same storage).  Not collective."""
+        if self.done:
+            return
+        fl = self.st.flights
+        for w in fl[: fl.index(self)]:
+            if type(w) is Write:
+                w.wait()
+        self.done = True
+        fl.remove(self)
+        WRITES.remove(self)
+        untrack(self)
+        dst, value, st = self.dst, self.value, self.st
+        self.dst = self.value = self.st = None
+        node = value._s
+        if node.deferred:
+            node.write = None
+            # One wait for the messages of every pending write, and for those still
+            # reading or filling the destination.
+            flights = [f for f in st.flights if type(f) is not Write]
+            for w in WRITES:
+                if w.value._s.deferred:
+                    _tree_flights(w.value._s, flights)
+            _tree_flights(node, flights)
+            wait_all(flights)
+            _run.evaluate(node, dst, fresh=False)
+        else:  # the value was computed on its own meanwhile (it is read elsewhere)
+            rank = st.ctx.rank
+            lay = dst._layout
+            if lay.owned_size(rank):
+                block = lay.block(rank)
+                st.view_of(dst._map, block)[...] = node.view_of(value._map, block)
+
+    def writes_into(self, arr) -> bool:
+        return not self.done
+
+    def reads_from(self, arr) -> bool:
+        return not self.done
+
+
+def _tree_flights(node, out: list) -> None:
+    """Append the open flights of ``node``'s kernel tree to ``out``."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        f = n.flight
+        if f is not None and not f.done:
+            out.append(f)
+        for a in n.args:
+            if type(a) is ndarray and a._s.deferred:
+                stack.append(a._s)
+
+
+def _deferrable(node: Node, dst, st: Storage) -> bool:
+    """Whether to leave ``dst[...] = node`` pending (:class:`Write`).  Not collective.
+
+    Only where it waits for messages (several ranks, a flight open in its tree),
+    on the host, into a split array whose block the program cannot hold
+    (``exposed``), with ``config.fuse_defer_writes``.  Whether a rank defers
+    changes only when it waits, never a message or a collective.
+    """
+    if not config.fuse_defer_writes or st.exposed or node.ctx.size == 1 or backend_of(node.ctx).is_device:
+        return False
+    if is_whole(dst._layout):
+        return False
+    flights: list = []
+    _tree_flights(node, flights)
+    return bool(flights)
+
+
+def settle(st) -> None:
+    """Compute the pending writes into storage ``st`` (before its cells are sent or read).  Not collective."""
+    for w in [w for w in st.flights if type(w) is Write]:
+        w.wait()
 
 
 def _reads_storage(node: Node, st: Storage) -> bool:
