@@ -68,11 +68,25 @@ def _overlapping(xp, a, x):
     return x.sum()
 
 
+def _in_place_then_overwritten(xp, a, b):
+    b[1:-1, :] = a[2:, :] - a[:-2, :]  # pending
+    t = b[1:-1, :] * 3.0 + a[2:, :]  # reads b's pending block in place, a's halo
+    b[...] = 0.0  # t must still see the first write, not this one
+    c = a + 1.0
+    b[1:-1, :] = c[2:, :] - c[:-2, :]  # pending again (not reading a)
+    a[1:-1, :] = b[1:-1, :] * 2.0 + a[1:-1, :]  # reads b in place and its own destination
+    return t.sum()
+
+
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize(
     "body",
-    [_chained, _overlapping],
-    ids=["a statement fetches the pending result of the one before", "overlapping writes keep their order"],
+    [_chained, _overlapping, _in_place_then_overwritten],
+    ids=[
+        "a statement fetches the pending result of the one before",
+        "overlapping writes keep their order",
+        "a pending result read in place, then overwritten",
+    ],
 )
 def test_pending_results_as_numpy(shape, body):
     rng = numpy.random.default_rng(1)

@@ -55,7 +55,7 @@ from spmdarray.core.flights import track, untrack, wait_all
 from spmdarray.core.placement import default_layout, is_whole
 from spmdarray.core.storage import Storage
 from spmdarray.core.thunk import PENDING, READERS, Quiet, Thunk, flush
-from spmdarray.decomposition import ViewMap
+from spmdarray.decomposition import ViewMap, fetch_plan
 from spmdarray.fusion import run as _run
 from spmdarray.fusion.run import COPY, INLINE, RAND
 from spmdarray.settings import config
@@ -122,6 +122,7 @@ class Node(Thunk):
         "readers",
         "st",
         "write",
+        "after",
     )
 
     def __init__(self, func, args, dtype, loop, shape, ctx, layout, nops, locs=(), fetches=(), flight=None) -> None:
@@ -140,6 +141,7 @@ class Node(Thunk):
         self.readers = None
         self.st = None  # device backend: the result's allocation, reserved when recorded
         self.write = None  # a pending assignment of this value (:class:`Write`)
+        self.after = ()  # pending writes into operands read in place, computed before this node
 
     deferred = True
 
@@ -156,6 +158,7 @@ class Node(Thunk):
             st = Storage(self.ctx, self.layout, self.dtype, agree=False)
         self.st = None
         dst = ndarray._new(st, None)
+        _settle_tree(self)
         _run.evaluate(self, dst, fresh=True)
         x._s = st
         x._loc = None
@@ -336,6 +339,7 @@ def _build(func, args, lp, dt, shape, ctx, layout, nops) -> Node:
     locs: list = []
     items: list = []
     where: list = []
+    after: list = []
     for a, ldt in zip(args, lp):
         if type(a) is ndarray:
             cargs.append(a)
@@ -344,7 +348,14 @@ def _build(func, args, lp, dt, shape, ctx, layout, nops) -> Node:
                 continue
             if a._s.deferred:
                 a._s.materialise(a)  # another layout: evaluated (locally), then fetched as stored
-            settle(a._s)
+            st = a._s
+            if st.flights and any(type(w) is Write for w in st.flights):
+                if _read_in_place(a, layout, ctx):
+                    # Read by the kernel only: its pending writes are computed before this node,
+                    # and wait together with this node's messages.
+                    after += [w for w in st.flights if type(w) is Write]
+                else:
+                    settle(st)  # its cells are sent or copied now
             where.append(len(locs))
             locs.append(None)
             items.append(a)
@@ -364,7 +375,33 @@ def _build(func, args, lp, dt, shape, ctx, layout, nops) -> Node:
             bshape = tuple(hi - lo for lo, hi in layout.block(rank))
             for k, loc in zip(where, got):
                 locs[k] = np.broadcast_to(loc, bshape) if loc is not None and loc.shape != bshape else loc
-    return Node(func, tuple(cargs), dt, lp, shape, ctx, layout, nops, tuple(locs), fetches, flight)
+    node = Node(func, tuple(cargs), dt, lp, shape, ctx, layout, nops, tuple(locs), fetches, flight)
+    node.after = after
+    return node
+
+
+def _read_in_place(a, layout, ctx) -> bool:
+    """Whether this rank's part of operand ``a`` on ``layout`` is a view of its own block (no message)."""
+    if a._map.broadcast_axes or (ctx.size > 1 and is_whole(layout) and not is_whole(a._layout)):
+        return False
+    st = a._s
+    plan = fetch_plan(st.layout, st.ghost, a._map, layout, ctx.rank)
+    return not plan.sends and not plan.recvs and plan.mode != "temp"
+
+
+def _settle_tree(node) -> None:
+    """Compute the pending writes the nodes of ``node``'s kernel tree read in place.  Not collective."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        after = n.after
+        if after:
+            n.after = ()
+            for w in after:
+                w.wait()
+        for a in n.args:
+            if type(a) is ndarray and a._s.deferred:
+                stack.append(a._s)
 
 
 def _deferred(node: Node):
@@ -454,6 +491,7 @@ def assign(dst, value) -> bool:
     if not reads and _deferrable(node, dst, dst_st):
         Write(dst, value, dst_st)
     else:
+        _settle_tree(node)
         _run.evaluate(node, dst, fresh=False, before_write=dst_st)
     dst_st.bump()
     if reads:
@@ -477,8 +515,9 @@ class Write:
 
     An assignment whose value waits for messages is not computed when the
     statement runs: the next statements post their own messages first, and the
-    first access to the destination's storage (or to an operand a new
-    statement fetches, ``spmdarray.sync()``, exit) computes it.  Its wait then
+    first access to the destination's storage computes it (a read or write of
+    it, a new statement sending its cells, the evaluation of a node reading its
+    block in place: ``Node.after``, ``spmdarray.sync()``, exit).  Its wait then
     covers the messages of every pending write together: one ``Waitall`` for
     consecutive statements that do not read each other's results.
 
@@ -528,6 +567,7 @@ class Write:
                     _tree_flights(w.value._s, flights)
             _tree_flights(node, flights)
             wait_all(flights)
+            _settle_tree(node)
             _run.evaluate(node, dst, fresh=False)
         else:  # the value was computed on its own meanwhile (it is read elsewhere)
             rank = st.ctx.rank
@@ -601,4 +641,5 @@ def local_sum(x, res_dtype):
     node = x._s
     if not node.deferred or node.dtype.kind not in "biu" or config.fuse_compiler == "numpy":
         return None
+    _settle_tree(node)
     return _run.local_sum(node, x.shape, res_dtype)
