@@ -51,8 +51,12 @@ def load_kernel(root: str, info: dict, sp):
     return glb, glb[info["func_name"]]
 
 
-def measure(root: str, name: str, preset: str, k: int, d: int) -> dict:
-    """Counters of ``d`` steps (the run with ``k + d`` steps minus the run with ``k``).  Collective."""
+def measure(root: str, name: str, preset: str, k: int, d: int, step_param: str | None = None) -> dict:
+    """Counters of one step, from ``d`` steps (the run with ``k + d`` steps minus the run with ``k``).
+
+    Collective.  ``step_param``: the kernel's argument that counts steps (default:
+    :data:`STEP_PARAM`).  Rank 0 returns the largest figures over the ranks; the others ``{}``.
+    """
     from mpi4py import MPI
 
     import spmdarray as sp
@@ -69,7 +73,7 @@ def measure(root: str, name: str, preset: str, k: int, d: int) -> dict:
         argv = []
         for n in info["input_args"]:
             v = data[n]
-            if n == STEP_PARAM.get(name):
+            if n == (step_param or STEP_PARAM.get(name)):
                 v = steps
             argv.append(sp.asarray(numpy.copy(v)) if n in arrays else v)
         glb["__steps__"] = steps
