@@ -666,3 +666,25 @@ def test_results_of_unpickled_arrays_reuse_the_cached_result_kind(below, monkeyp
         assert_eq(x * 3.0, a * 3.0, exact=True)
         assert_eq(y * 3.0, b * 3.0, exact=True)
     assert len(made) <= 1
+
+
+@pytest.mark.parametrize("order", ["C", "F", "A"])
+@pytest.mark.parametrize(
+    "key, shape", [((), (4, 15)), ((slice(None, None, -1), slice(1, 4)), (-1,)), ((1,), (5, 2)), ((), (3, 5, 4))]
+)
+def test_reshape_of_whole_arrays_is_numpys_copied(below, order, key, shape):
+    """A reshape that is not a view of length-1 axes copies (as the general path), with
+    NumPy's values in NumPy's order; transposed and reversed views too."""
+    a = ref((6, 10))
+    x = sp.array(a)
+    for got_src, want_src in ((x[key], a[key]), (x.T[key], a.T[key])):
+        try:
+            want = numpy.reshape(want_src, shape, order=order)
+        except ValueError:
+            with pytest.raises(ValueError):
+                sp.reshape(got_src, shape, order=order)
+            continue
+        got = sp.reshape(got_src, shape, order=order)
+        assert_eq(got, want, exact=True)
+        got[...] = 0.0  # a copy: the source keeps its values
+        assert_eq(got_src, want_src, exact=True)

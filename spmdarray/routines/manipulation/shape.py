@@ -11,6 +11,7 @@ from spmdarray.core.array import ndarray
 from spmdarray.core.placement import default_layout, is_whole
 from spmdarray.core.registry import implements, provides
 from spmdarray.core.storage import Storage
+from spmdarray.core.whole import whole_copy, wrap
 from spmdarray.decomposition import Layout, box_size, normalize_key, unravel
 from spmdarray.engine import elementwise as _engine
 
@@ -62,6 +63,12 @@ def reshape(x, newshape, order="C", copy=None):
         expand = tuple(None if n == 1 else slice(None) for n in shape)
         m = m.getitem(expand)
         return ndarray._new(x._st, m)
+    v = whole_copy(x)
+    if v is not None:
+        # Every rank holds all of ``x`` (replicated, or one rank): NumPy's reshape of the
+        # copy, copied (as the general path copies), in the layout of a new array.
+        st = x._s
+        return wrap(st.ctx, st.be, v.reshape(shape))
     return _reshape_copy(x, shape)
 
 
