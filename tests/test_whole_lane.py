@@ -688,3 +688,80 @@ def test_reshape_of_whole_arrays_is_numpys_copied(below, order, key, shape):
         assert_eq(got, want, exact=True)
         got[...] = 0.0  # a copy: the source keeps its values
         assert_eq(got_src, want_src, exact=True)
+
+
+FANCY = [
+    lambda a: (numpy.array([3, 0, 3, -1]),),
+    lambda a: (numpy.array([1, 4]), numpy.array([2, -2])),
+    lambda a: (slice(1, None), numpy.array([0, 0, 2])),
+    lambda a: (numpy.array([[1], [4]]), Ellipsis),
+    lambda a: (a[:, 0] > 0,),
+    lambda a: (a > 0.3,),
+    lambda a: (a[:, 0] > 0, 2),
+    lambda a: (None, numpy.array([1, 2]), slice(None, None, -1)),
+]
+
+
+@pytest.mark.parametrize("make", FANCY, ids=range(len(FANCY)))
+@pytest.mark.parametrize("as_spmd", [False, True], ids=["numpy_keys", "spmdarray_keys"])
+def test_advanced_indexing_and_assignment_match_numpy(below, make, as_spmd):
+    """Keys of integer and boolean arrays (NumPy's, or spmdarray arrays), alone or with
+    integers, slices, None and ``...``: NumPy's values, copies and assignment (repeated
+    indices: the last write wins, as NumPy)."""
+    a = ref((6, 5))
+    x = sp.array(a)
+    key = make(a)
+    skey = tuple(sp.asarray(k) if as_spmd and isinstance(k, numpy.ndarray) else k for k in key)
+    got, want = x[skey], a[key]
+    assert_eq(got, want, exact=True)
+    got[...] = 0  # a copy
+    assert_eq(x, a, exact=True)
+    x[skey] = -7.5
+    a[key] = -7.5
+    assert_eq(x, a, exact=True)
+    value = ref(numpy.shape(a[key]), seed=3)
+    x[skey] = sp.asarray(value)
+    a[key] = value
+    assert_eq(x, a, exact=True)
+    x[skey] = x[skey] * 2.0  # the value reads what it overwrites
+    a[key] = a[key] * 2.0
+    assert_eq(x, a, exact=True)
+
+
+def test_advanced_indexing_errors_are_numpys(below):
+    a = ref((6, 5))
+    x = sp.array(a)
+    for key in [
+        (numpy.array([0, 6]),),
+        (numpy.array([1, 2]), numpy.array([1, 2, 3])),
+        (numpy.ones(5, bool),),
+        (numpy.array([0.5]),),
+    ]:
+        with pytest.raises(IndexError) as want:
+            a[key]
+        with pytest.raises(want.type):
+            x[key]
+        with pytest.raises(IndexError):
+            a[key] = 1.0
+        with pytest.raises(IndexError):
+            x[key] = 1.0
+        assert_eq(x, a, exact=True)
+
+
+def test_a_deferred_mask_on_one_rank_indexes_on_the_lane():
+    """mandelbrot2's ``Z[I]`` where ``I = abs(Z) > 2`` is deferred by the fuser: on one rank
+    the mask is computed (locally) and NumPy indexes the copies."""
+    if sp.empty(1).comm.Get_size() != 1:
+        pytest.skip("one rank")
+    with config.set(fuse=True, fuse_min_size=4):
+        a = ref((40,))
+        z = sp.asarray(a)
+        if z._st.be.is_device:
+            pytest.skip("device blocks take the engine")
+        m = abs(z) > 0.5
+        assert is_deferred(m)
+        assert_eq(z[m], a[abs(a) > 0.5], exact=True)
+        idx = sp.arange(40)[m]
+        z[idx] = 0.0
+        a[abs(a) > 0.5] = 0.0
+        assert_eq(z, a, exact=True)

@@ -40,6 +40,7 @@ __all__ = [
     "NUMBERS",
     "SLOW",
     "getitem",
+    "fancy_key",
     "index",
     "local",
     "operand",
@@ -379,9 +380,17 @@ def setitem(x, key, value) -> bool:
             v[key] = value
             x._s.version += 1  # (``written``)
             return True
-    if hashable_key(key) is None:
-        return False
-    val = operand(value, x._s.ctx)
+    hk = hashable_key(key)
+    if hk is None:
+        key = fancy_key(key, x._s.ctx)  # integer and boolean arrays: NumPy's advanced assignment
+        if key is None or key is SLOW:
+            return False
+    if type(value) is _ARRAY:  # (any size: the assignment is eager)
+        val = whole_copy(value) if value._s.ctx is x._s.ctx else None
+        if val is None:
+            return False
+    else:
+        val = operand(value, x._s.ctx)
     if val is SLOW:
         if type(value) is not np.ndarray:
             return False
@@ -402,16 +411,17 @@ def index(x, v, key):
 
     Two kinds of key take the lane: basic ones of integers (NumPy's integer
     scalars too), slices and None (a view of ``x``, its view map composed
-    here), and one integer or boolean array, NumPy's or a spmdarray array on
-    the lane (a new array, NumPy's copy).
+    here), and keys with integer or boolean arrays, NumPy's or spmdarray
+    arrays every rank holds whole (:func:`fancy_key`: a new array, NumPy's copy).
     """
     t = type(key)
-    if t is _ARRAY or t is np.ndarray:
-        k = operand(key, x._s.ctx) if t is _ARRAY else key
-        if k is SLOW or type(k) is not np.ndarray or k.dtype.kind not in "iub":
-            return SLOW
-        s = x._s
-        return wrap(s.ctx, s.be, v[k])
+    if t is _ARRAY or t is np.ndarray or t is tuple:
+        k = fancy_key(key, x._s.ctx)
+        if k is not None:
+            if k is SLOW:
+                return SLOW
+            s = x._s
+            return wrap(s.ctx, s.be, v[k])
     keys = key if t is tuple else (key,)
     for k in keys:
         tk = type(k)
@@ -423,6 +433,42 @@ def index(x, v, key):
     s = x._s
     vmap, vlay = _compose(s, x._map, keys, r.shape)
     return _view(s, vmap, vlay, r)
+
+
+def fancy_key(key, ctx):
+    """``key`` with its integer and boolean arrays as NumPy arrays (the copies of spmdarray
+    arrays every rank holds whole), for NumPy's advanced indexing of a copy; None for a key
+    without arrays; :data:`SLOW` for one the lane does not take.  Not collective.
+
+    The other parts may be integers, slices, None and ``...``.  A deferred
+    key on one rank is computed first (indexing is eager).
+    """
+    keys = key if type(key) is tuple else (key,)
+    out = []
+    arrays = False
+    for k in keys:
+        t = type(k)
+        if t is _ARRAY:
+            c = whole_copy(k)
+            if c is None and k._s.deferred and k._s.ctx.size == 1 and config.whole_lane:
+                k._st  # noqa: B018 - computed now (local on one rank), then held whole
+                c = whole_copy(k)
+            if c is None or k._s.ctx is not ctx or c.dtype.kind not in "iub":
+                return SLOW
+            out.append(c)
+            arrays = True
+        elif t is np.ndarray:
+            if k.dtype.kind not in "iub":
+                return SLOW
+            out.append(k)
+            arrays = True
+        elif t is int or t is slice or k is None or k is Ellipsis or isinstance(k, np.integer):
+            out.append(k)
+        else:
+            return SLOW
+    if not arrays:
+        return None
+    return tuple(out) if type(key) is tuple else out[0]
 
 
 def _compose(s, m, keys, shape):
