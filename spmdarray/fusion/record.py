@@ -601,10 +601,14 @@ def _deferrable(node: Node, dst, st: Storage) -> bool:
 
     Only where it waits for messages (several ranks, a flight open in its tree),
     on the host, into a split array whose block the program cannot hold
-    (``exposed``), with ``config.fuse_defer_writes``.  Whether a rank defers
-    changes only when it waits, never a message or a collective.
+    (``exposed``), with ``config.fuse_defer_writes``, for a value not pending
+    into another destination already (``Node.write`` names one: the value
+    computed on its own later copies itself into that one only).  Whether a
+    rank defers changes only when it waits, never a message or a collective.
     """
     if not config.fuse_defer_writes or st.exposed or node.ctx.size == 1 or backend_of(node.ctx).is_device:
+        return False
+    if node.write is not None:
         return False
     if is_whole(dst._layout):
         return False
