@@ -539,6 +539,9 @@ class ndarray(OperatorsMixin, InteropMixin):  # noqa: N801 - NumPy's name
         st = self._st
         if dt.itemsize == self.itemsize:
             new = Storage(st.ctx, st.layout, dt, ghost=st.ghost, alloc=st.alloc.view(dt))
+            # Two storages, one memory: neither sees the other's pending writes or deferred readers,
+            # so operations touching either are computed at once (as for ``local``).
+            st.exposed = new.exposed = True
             return ndarray._new(new, self._map)
         lay = st.layout
         if self.ndim == 0:
@@ -561,6 +564,7 @@ class ndarray(OperatorsMixin, InteropMixin):  # noqa: N801 - NumPy's name
         iv = lay.intervals[:-1] + ((((0, m),) if lay.intervals[last] is not None else None),)
         new_lay = Layout(shape, lay.dims, lay.gaxis, lay.gfixed, iv)
         new = Storage(st.ctx, new_lay, dt, ghost=st.ghost, alloc=st.alloc.view(dt))
+        st.exposed = new.exposed = True  # (as above)
         return ndarray._new(new, None)
 
     def getfield(self, dtype, offset: int = 0) -> ndarray:
