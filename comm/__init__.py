@@ -19,7 +19,16 @@ from .collectives import (
     reduce_bcast,
     reduce_scatter_blocks,
 )
-from .context import MPI, Context, default_context, get_context, local_rank, on_new_context, set_default_comm
+from .context import (
+    MPI,
+    Context,
+    at_finalize,
+    default_context,
+    get_context,
+    local_rank,
+    on_new_context,
+    set_default_comm,
+)
 from .debug import CollectiveMismatch, SeedMismatch, check_seed, guard, unchecked
 from .io_sync import gather_errors, pass_turn, wait_turn
 from .stats import COUNTERS, CommStats, comm_stats
@@ -37,6 +46,7 @@ __all__ = [
     "Exchange",
     "MPI",
     "agree",
+    "at_finalize",
     "agree_gathered",
     "agreement",
     "errors_may_raise",

@@ -14,7 +14,16 @@ from typing import Any
 from ..decomposition import unravel
 from .watchdog import arm, disarm
 
-__all__ = ["Context", "get_context", "set_default_comm", "default_context", "local_rank", "on_new_context", "MPI"]
+__all__ = [
+    "Context",
+    "get_context",
+    "set_default_comm",
+    "default_context",
+    "local_rank",
+    "on_new_context",
+    "at_finalize",
+    "MPI",
+]
 
 #: Called with each new context right after its communicator is cloned (collective
 #: checks, such as the settings agreement of ``spmdarray.settings``).
@@ -28,6 +37,30 @@ def on_new_context(check) -> None:
     new context as it is made.
     """
     _ON_NEW.append(check)
+
+
+#: Called (in order, once) when MPI is finalised: see :func:`at_finalize`.
+_AT_FINALIZE: list = []
+
+
+def at_finalize(fn) -> None:
+    """Call ``fn()`` first thing in ``MPI_Finalize``, while MPI still works.  Not collective.
+
+    Finalisation comes from mpi4py at exit or from the program's own
+    ``MPI.Finalize()``; either way work that needs MPI (messages still in
+    flight, assignments waiting for them) is done before it.  MPI deletes
+    the attributes of ``MPI_COMM_SELF`` before anything else when it is
+    finalised: an attribute whose delete callback calls the functions.
+    """
+    if not _AT_FINALIZE:
+        mpi = MPI()
+        mpi.COMM_SELF.Set_attr(mpi.Comm.Create_keyval(delete_fn=_finalizing), None)
+    _AT_FINALIZE.append(fn)
+
+
+def _finalizing(comm, keyval, value) -> None:
+    while _AT_FINALIZE:
+        _AT_FINALIZE.pop(0)()
 
 
 def MPI():  # noqa: N802 - mirrors ``mpi4py.MPI``

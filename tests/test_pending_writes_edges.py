@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 
 import numpy
 import pytest
@@ -635,3 +636,37 @@ def test_an_error_in_a_later_statement_keeps_the_pending_write(mode):
     with pytest.raises(TypeError):
         x[1:-1, :] = (a[2:, :] + a[:-2, :]) | 1
     assert_eq(x, x0, exact=True)
+
+
+_FINALIZED_BY_THE_PROGRAM = """
+import numpy
+import spmdarray as sp
+from mpi4py import MPI
+sp.config.set(fuse_min_size=0, replicate_below=0)
+a0 = numpy.arange(23.0 * 9).reshape(23, 9) % 7
+a, b, x = sp.array(a0), sp.array(a0 + 1.0), sp.zeros((23, 9))
+box = x.global_slices
+x[1:-1, :] = (a[2:, :] + a[:-2, :]) * 2.0
+t = (b[2:, :] - b[:-2, :]) * 3.0  # a deferred value never read: its messages are in flight
+assert any(type(w).__name__ == "Write" for w in x._s.flights) and t._s.args[0]._s.flight is not None
+MPI.Finalize()
+print("BLOCK", box[0].start, box[0].stop, box[1].start, box[1].stop, float(x.local.sum()), flush=True)
+"""
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_the_program_finalizes_mpi_itself(comm, monkeypatch, n):
+    """``MPI.Finalize()`` with a pending write and messages in flight: both complete first, the block
+    reads right after, and the job exits cleanly (it used to fail: a Waitall after finalising)."""
+    if comm.size > 1:
+        pytest.skip("launches mpiexec itself: runs in the serial pass")
+    monkeypatch.setenv("MPIR_CVAR_ENABLE_HEAVY_YIELD", "1")
+    monkeypatch.setenv("SPMDARRAY_BACKEND", "numpy")
+    rc, out = run_mpi(n, _FINALIZED_BY_THE_PROGRAM, timeout=90.0, expect_rc=0)
+    a0 = numpy.arange(23.0 * 9).reshape(23, 9) % 7
+    x0 = numpy.zeros((23, 9))
+    x0[1:-1, :] = (a0[2:, :] + a0[:-2, :]) * 2.0
+    blocks = re.findall(r"BLOCK (\d+) (\d+) (\d+) (\d+) ([0-9.]+)", out)  # (lines of ranks may interleave)
+    assert len(blocks) == n and "Traceback" not in out and "finaliz" not in out, out
+    for r0, r1, c0, c1, total in blocks:
+        assert float(total) == x0[int(r0) : int(r1), int(c0) : int(c1)].sum(), out

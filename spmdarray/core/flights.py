@@ -22,6 +22,7 @@ import atexit
 
 import numpy as np
 
+from spmdarray.comm import at_finalize
 from spmdarray.comm import wait_all as _wait_exchanges
 
 __all__ = ["Flight", "complete", "complete_all", "open_flights", "complete_writes", "track", "untrack", "wait_all"]
@@ -86,8 +87,10 @@ def track(fl) -> None:
     """Add ``fl`` (anything with ``wait()``) to the open list: completed by :func:`complete_all`,
     ``spmdarray.sync()``, at exit, or when too many are open.  Not collective."""
     if not _OPEN and not _EXIT_HOOK:
-        # Registered after mpi4py's own exit handler, so it runs before MPI finalises.
+        # Registered after mpi4py's own exit handler, so it runs before MPI finalises; and
+        # at the start of MPI_Finalize, for a program that calls ``MPI.Finalize()`` itself.
         _EXIT_HOOK.append(atexit.register(complete_all))
+        at_finalize(complete_all)
     _OPEN.append(fl)
     if len(_OPEN) > MAX_OPEN:
         _OPEN[0].wait()
