@@ -670,3 +670,24 @@ def test_the_program_finalizes_mpi_itself(comm, monkeypatch, n):
     assert len(blocks) == n and "Traceback" not in out and "finaliz" not in out, out
     for r0, r1, c0, c1, total in blocks:
         assert float(total) == x0[int(r0) : int(r1), int(c0) : int(c1)].sum(), out
+
+
+@pytest.mark.parametrize("part", ["real", "imag"])
+def test_values_reading_a_complex_part_then_a_write_through_another_storage(mode, part):
+    """``z.real`` is a second storage on ``z``'s memory: a value read from one and a write through the
+    other (the parent, or a second part view) keep NumPy's order (they used to read the new values)."""
+    z0 = numpy.random.default_rng(11).random(mode) * (1 + 2j)
+    z = sp.array(z0)
+    t = getattr(z, part)[2:, :] + getattr(z, part)[:-2, :]
+    t0 = getattr(z0, part)[2:, :] + getattr(z0, part)[:-2, :]
+    z[...] = 0
+    z0[...] = 0
+    assert_eq(t, t0, exact=True)
+    z, z0 = sp.array(z0 + 1j), z0 + 1j
+    w = getattr(z, part)[2:, :] * 2.0
+    w0 = getattr(z0, part)[2:, :] * 2.0
+    q, q0 = getattr(z, part), getattr(z0, part)
+    q[...] = 5.0
+    q0[...] = 5.0
+    assert_eq(w, w0, exact=True)
+    assert_eq(z, z0, exact=True)

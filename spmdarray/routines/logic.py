@@ -391,6 +391,9 @@ def part_view(x, part: str):
     st.copies = None if parent.copies is None else {}
     st._views = {}
     st.flights = parent.flights  # one memory: messages in flight are the parent's too
+    # Deferred values reading one storage are not seen by a write through the other:
+    # operations reading either are computed at once (as for ``x.local``).
+    parent.exposed = True
     return ndarray._new(st, x._map)
 
 
