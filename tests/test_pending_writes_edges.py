@@ -691,3 +691,64 @@ def test_values_reading_a_complex_part_then_a_write_through_another_storage(mode
     q0[...] = 5.0
     assert_eq(w, w0, exact=True)
     assert_eq(z, z0, exact=True)
+
+
+# ---------------------------------------------------------------- random programs
+def _random_program(xp, arrs, ops):
+    """Statements over three arrays chosen by ``ops``; returns the scalars read on the way."""
+    obs = []
+    for op, i, j, k, c in ops:
+        a, b = arrs[i], arrs[j]
+        if op == 0:  # a stencil into a view, from another array (halos)
+            a[1:-1, 1:-1] = (b[2:, 1:-1] + b[:-2, 1:-1] - b[1:-1, 2:] * c) * 0.5
+        elif op == 1:  # reads its own destination, shifted
+            a[1:-1, :] = a[2:, :] * c + b[:-2, :]
+        elif op == 2:  # another array read in place, a third with halos
+            a[1:-1, 1:-1] = b[1:-1, 1:-1] * c + arrs[k][2:, 2:] - arrs[k][:-2, :-2]
+        elif op == 3:
+            obs.append(float(a[k + 1, 2]))
+        elif op == 4:
+            a[k % 5 + 1, :] = c
+        elif op == 5:
+            obs.append(float(a.sum()))
+        elif op == 6:
+            a[:, 1:] += b[:, :-1] * c
+        elif op == 7:  # a named value, then its operand's name rebound
+            t = (b[2:, :] - b[:-2, :]) * c
+            a[1:-1, :] = t
+            arrs[j] = b * 0.5 + 1.0
+        elif op == 8:  # a strided view as destination
+            v = a[::2, 1:]
+            v[1:, :] = (b[2::2, 1:] + b[1:-1:2, :-1])[: v.shape[0] - 1]
+        elif op == 9 and xp is sp:
+            sp.sync()
+    return obs
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_programs(seed, monkeypatch):
+    made = []
+    init = Write.__init__
+
+    def counted(self, *args):
+        made.append(1)
+        init(self, *args)
+
+    monkeypatch.setattr(Write, "__init__", counted)
+    r = numpy.random.default_rng(seed)
+    shape = (int(r.integers(5, 20)), int(r.integers(4, 12)))
+    ops = [(int(r.integers(0, 10)), *map(int, r.integers(0, 3, 3)), float(r.integers(1, 4))) for _ in range(40)]
+    ops = [(o, i, (i + 1) % 3 if o == 7 and j == i else j, k, c) for o, i, j, k, c in ops]
+    base = [r.random(shape) for _ in range(3)]
+    with config.set(fuse=True, replicate_below=0, fuse_min_size=0):
+        arrs = [sp.array(b) for b in base]
+        got = _random_program(sp, arrs, ops)
+        refs = [b.copy() for b in base]
+        ref = _random_program(numpy, refs, ops)
+        numpy.testing.assert_allclose(got, ref, rtol=1e-12)
+        for x, x0 in zip(arrs, refs):
+            assert_eq(x, x0, exact=True)
+    if world()[1] > 1:
+        from mpi4py import MPI
+
+        assert MPI.COMM_WORLD.allreduce(len(made)) > 0
