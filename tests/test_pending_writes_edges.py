@@ -340,9 +340,43 @@ def _rows_iterated(xp, a, x):
     return (xp.asarray([float(r[1]) for r in x]),)
 
 
+def _five(a):
+    return (a[2:, 1:-1] + a[:-2, 1:-1] + a[1:-1, 2:] - a[1:-1, :-2]) * 0.5
+
+
+def _value_then_into_its_own_operand(xp, a, x):
+    """Pending into ``x``, then assigned into the array it reads (computed in place), then changed."""
+    t = _five(a)
+    x[1:-1, 1:-1] = t
+    a[1:-1, 1:-1] = t
+    t += 1.0
+    return (t,)
+
+
+def _value_then_into_its_own_operand_then_overwritten(xp, a, x):
+    t = _five(a)
+    x[1:-1, 1:-1] = t
+    a[1:-1, 1:-1] = t
+    u = t * 2.0
+    a[...] = -1.0
+    return t, u
+
+
+def _value_into_its_operand_then_pending_elsewhere(xp, a, x):
+    t = _five(a)
+    a[1:-1, 1:-1] = t  # reads its destination: computed at once, ``t`` then reads ``a``
+    x[1:-1, 1:-1] = t
+    t[...] = 7.0
+    a[...] = 3.0
+    return (t,)
+
+
 @pytest.mark.parametrize(
     "body",
     [
+        _value_then_into_its_own_operand,
+        _value_then_into_its_own_operand_then_overwritten,
+        _value_into_its_operand_then_pending_elsewhere,
         _two_writes,
         _aliasing,
         _view_write,

@@ -488,6 +488,9 @@ def assign(dst, value) -> bool:
         return False  # the eager path materialises the value first
     # Deferred arrays reading the destination must see its old values.
     flush(dst_st, keep=value)
+    if reads and node.write is not None:
+        # ``value`` becomes a copy of ``dst`` below: its pending assignment elsewhere is made now.
+        node.write.wait()
     if not reads and _deferrable(node, dst, dst_st):
         Write(dst, value, dst_st)
     else:
