@@ -673,6 +673,7 @@ def test_an_error_in_a_later_statement_keeps_the_pending_write(mode):
 
 
 _FINALIZED_BY_THE_PROGRAM = """
+import os
 import numpy
 import spmdarray as sp
 from mpi4py import MPI
@@ -684,7 +685,8 @@ x[1:-1, :] = (a[2:, :] + a[:-2, :]) * 2.0
 t = (b[2:, :] - b[:-2, :]) * 3.0  # a deferred value never read: its messages are in flight
 assert any(type(w).__name__ == "Write" for w in x._s.flights) and t._s.args[0]._s.flight is not None
 MPI.Finalize()
-print("BLOCK", box[0].start, box[0].stop, box[1].start, box[1].stop, float(x.local.sum()), flush=True)
+line = f"BLOCK {box[0].start} {box[0].stop} {box[1].start} {box[1].stop} {float(x.local.sum())}\\n"
+os.write(1, line.encode())  # one write: lines of ranks do not interleave
 """
 
 
@@ -700,7 +702,7 @@ def test_the_program_finalizes_mpi_itself(comm, monkeypatch, n):
     a0 = numpy.arange(23.0 * 9).reshape(23, 9) % 7
     x0 = numpy.zeros((23, 9))
     x0[1:-1, :] = (a0[2:, :] + a0[:-2, :]) * 2.0
-    blocks = re.findall(r"BLOCK (\d+) (\d+) (\d+) (\d+) ([0-9.]+)", out)  # (lines of ranks may interleave)
+    blocks = re.findall(r"BLOCK (\d+) (\d+) (\d+) (\d+) ([0-9.]+)", out)
     assert len(blocks) == n and "Traceback" not in out and "finaliz" not in out, out
     for r0, r1, c0, c1, total in blocks:
         assert float(total) == x0[int(r0) : int(r1), int(c0) : int(c1)].sum(), out
@@ -786,3 +788,21 @@ def test_random_programs(seed, monkeypatch):
         from mpi4py import MPI
 
         assert MPI.COMM_WORLD.allreduce(len(made)) > 0
+
+
+def test_casts_into_a_smaller_dtype(mode):
+    """A value cast unsafely by the assignment (NumPy wraps integers, warns or raises on inf to int)."""
+    a0 = (numpy.random.default_rng(12).random(mode) * 1000).astype(numpy.int64) * 1000
+    a = sp.array(a0)
+    xs, x0s = sp.zeros(mode, dtype=numpy.int8), numpy.zeros(mode, dtype=numpy.int8)
+    _stmt(sp, a, xs)
+    _stmt(numpy, a0, x0s)
+    assert_eq(xs, x0s, exact=True)
+    f0 = a0.astype(float)
+    f0[4, :] = 0.0
+    f = sp.array(f0)
+    for xp, src, dst in ((numpy, f0, numpy.zeros(mode, numpy.int32)), (sp, f, sp.zeros(mode, numpy.int32))):
+        with xp.errstate(all="ignore"):
+            t = src[2:, :] / src[:-2, :]
+        with xp.errstate(invalid="raise"), pytest.raises(FloatingPointError):
+            dst[1:-1, :] = t
