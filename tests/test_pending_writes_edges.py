@@ -161,6 +161,46 @@ def test_hdf5_round_trip(mode):
     assert_eq(y, x0, exact=True)
 
 
+def test_checkpoint_with_two_pending_writes(mode):
+    pytest.importorskip("h5py")
+    a, x, a0, x0 = _setup(mode)
+    y, y0 = sp.zeros(mode), numpy.zeros(mode)
+    _stmt(sp, x, y)
+    _stmt(numpy, x0, y0)
+    with shared_dir() as d:
+        path = os.path.join(d, "ck.h5")
+        sp.checkpoint(path, step=3, x=x, y=y)
+        step, arrays, _ = sp.restore(path)
+    assert step == 3
+    assert_eq(arrays["x"], x0, exact=True)
+    assert_eq(arrays["y"], y0, exact=True)
+
+
+def test_blocks_sent_then_received_by_the_program(mode, comm):
+    """Blocks of a pending destination sent by the program (mpi4py), then a received block written
+    into ``x.local`` after a further assignment: NumPy's order."""
+    rank, size = comm.rank, comm.size
+    a, x, a0, x0 = _setup(mode)
+    left, right = (rank - 1) % size, (rank + 1) % size
+    peer = tuple(slice(lo, hi) for lo, hi in x.layout.block(left))
+    got = numpy.empty(x0[peer].shape)
+    req = comm.Irecv(got, source=left)
+    comm.Send(numpy.ascontiguousarray(x.local), dest=right)
+    req.Wait()
+    numpy.testing.assert_array_equal(got, x0[peer])
+    _stmt(sp, 2.0 * a, x)  # x's block is exposed now: computed at once
+    _stmt(numpy, 2.0 * a0, x0)
+    one = numpy.empty(1)
+    req = comm.Irecv(one, source=left)
+    comm.Send(numpy.array([float(rank)]), dest=right)
+    req.Wait()
+    x.local[...] = one[0]
+    x.mark_modified()
+    for r in range(size):
+        x0[tuple(slice(lo, hi) for lo, hi in x.layout.block(r))] = float((r - 1) % size)
+    assert_eq(x, x0, exact=True)
+
+
 def test_resize_and_shape_assignment(mode):
     a, x, a0, x0 = _setup(mode)
     x.shape = (x0.size,)
