@@ -29,6 +29,8 @@ def _two(xp, a, b, x, y):
 
 @pytest.mark.parametrize("defer", [True, False])
 def test_independent_statements_wait_once(defer):
+    if sp.empty(1)._st.be.is_device:
+        pytest.skip("pending writes are host-only: waits differ on a device")
     rank, size = world()
     rng = numpy.random.default_rng(0)
     a0, b0 = rng.random((41, 29)), rng.random((41, 29))

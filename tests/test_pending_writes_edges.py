@@ -58,7 +58,7 @@ def _setup(shape, seed=0):
     a, x = sp.array(a0), sp.array(x0)
     _stmt(sp, a, x)
     _stmt(numpy, a0, x0)
-    if world()[1] > 1:
+    if world()[1] > 1 and not sp.empty(1)._st.be.is_device:  # (never left pending on a device)
         assert _pending_somewhere(x), "the statement under test was not left pending"
     return a, x, a0, x0
 
@@ -713,7 +713,7 @@ def test_random_programs(seed, monkeypatch):
         numpy.testing.assert_allclose(got, ref, rtol=1e-12)
         for x, x0 in zip(arrs, refs):
             assert_eq(x, x0, exact=True)
-    if world()[1] > 1:
+    if world()[1] > 1 and not sp.empty(1)._st.be.is_device:  # (never left pending on a device)
         from mpi4py import MPI
 
         assert MPI.COMM_WORLD.allreduce(len(made)) > 0

@@ -118,6 +118,8 @@ def _channel_waits(nit: int) -> int:
 
 @pytest.mark.parametrize("shape", [(45, 37), (31, 24)])
 def test_channel_flow_step_waits_once_per_statement_with_halos(shape):
+    if sp.empty(1)._st.be.is_device:
+        pytest.skip("pending writes are host-only: waits differ on a device")
     rank, size = world()
     nit, steps = 2, 3
     rng = numpy.random.default_rng(2)
