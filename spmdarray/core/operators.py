@@ -210,8 +210,10 @@ def _scalar_power(x, e):
 
 
 def _binary(name: str, ufunc):
+    power = name == "pow"  # (decided once: the other operators pay one flag test)
+
     def op(self, other):
-        if name == "pow" and (u := _scalar_power(self, other)) is not None:
+        if power and (u := _scalar_power(self, other)) is not None:
             return _POWER_OPS[u](self)
         v = local(self)
         if v is not None:
@@ -240,7 +242,7 @@ def _binary(name: str, ufunc):
         return _apply(ufunc, self, other, "r")
 
     def iop(self, other):
-        if name == "pow" and (u := _scalar_power(self, other)) is not None:
+        if power and (u := _scalar_power(self, other)) is not None:
             v = writable(self)
             if v is not None:
                 u(v, out=v)

@@ -250,14 +250,8 @@ def getitem(x, v, key):
     element; a new array for an integer or boolean array index.  Not collective.
     """
     tk = type(key)
-    if tk is tuple:
+    if tk is tuple:  # (a key of one integer per axis was read by ``ndarray.__getitem__``)
         keys = key
-        if len(key) == v.ndim:
-            for k in key:
-                if type(k) is not int:
-                    break
-            else:
-                return v[key]  # one element (loops read them one by one): NumPy's scalar or IndexError
     elif tk is int or tk is slice:
         keys = (key,)
     else:
@@ -371,17 +365,7 @@ def setitem(x, key, value) -> bool:
     v = writable(x, region=True)
     if v is None:
         return False
-    tv = type(value)
-    if tv in NUMBERS and type(key) is tuple and len(key) == v.ndim:
-        for k in key:
-            if type(k) is not int:
-                break
-        else:  # one element set to a number (loops write them one by one)
-            v[key] = value
-            x._s.version += 1  # (``written``)
-            return True
-    hk = hashable_key(key)
-    if hk is None:
+    if hashable_key(key) is None:
         key = fancy_key(key, x._s.ctx)  # integer and boolean arrays: NumPy's advanced assignment
         if key is None or key is SLOW:
             return False
@@ -406,33 +390,17 @@ def setitem(x, key, value) -> bool:
 
 
 def index(x, v, key):
-    """``x[key]`` for a key :func:`~spmdarray.core.viewcache.hashable_key` does not
-    cache, as NumPy's indexing of ``x``'s copy ``v``; or :data:`SLOW`.  Not collective.
+    """``x[key]`` for a key with integer or boolean arrays, NumPy's or spmdarray arrays
+    every rank holds whole (:func:`fancy_key`), as NumPy's advanced indexing of ``x``'s
+    copy ``v`` (a new array); :data:`SLOW` for any other key.  Not collective.
 
-    Two kinds of key take the lane: basic ones of integers (NumPy's integer
-    scalars too), slices and None (a view of ``x``, its view map composed
-    here), and keys with integer or boolean arrays, NumPy's or spmdarray
-    arrays every rank holds whole (:func:`fancy_key`: a new array, NumPy's copy).
+    (Basic keys never reach here: :func:`getitem` makes their views.)
     """
-    t = type(key)
-    if t is _ARRAY or t is np.ndarray or t is tuple:
-        k = fancy_key(key, x._s.ctx)
-        if k is not None:
-            if k is SLOW:
-                return SLOW
-            s = x._s
-            return wrap(s.ctx, s.be, v[k])
-    keys = key if t is tuple else (key,)
-    for k in keys:
-        tk = type(k)
-        if not (tk is int or tk is slice or k is None or isinstance(k, np.integer)):
-            return SLOW
-    r = v[key]  # NumPy's errors
-    if type(r) is not np.ndarray:
-        return r  # one element
+    k = fancy_key(key, x._s.ctx)
+    if k is None or k is SLOW:
+        return SLOW
     s = x._s
-    vmap, vlay = _compose(s, x._map, keys, r.shape)
-    return _view(s, vmap, vlay, r)
+    return wrap(s.ctx, s.be, v[k])
 
 
 def fancy_key(key, ctx):
