@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import numpy
 import pytest
-from helpers import assert_eq, ref
+from helpers import assert_eq, ref, world
 
 import spmdarray as sp
+from spmdarray.core.placement import is_whole
 from spmdarray.settings import FIELDS, config
 
 DEFAULT = FIELDS["replicate_below"].default
@@ -300,3 +301,23 @@ def test_durbin_flipped_views(below):
         f[0] = 5.0  # a view, as NumPy's: the write reaches x[6]
         assert float(x[6]) == 5.0
     assert_eq(got, _durbin(numpy, r), exact=below > 0)
+
+
+@pytest.mark.parametrize("n", [5, 64])
+def test_split_row_times_vector_gives_numpys_bits_and_gathers_by_doubling_blocks(n):
+    # L is split, x replicated: each ``L[i, :i] @ x[:i]`` is NumPy's dot of the row's copy (the
+    # same bits as NumPy), and the read-only sweep gathers blocks of rows that double in height
+    # within each owner's rows: at most log2(rows) + 1 collectives per owner.
+    L, b = numpy.tril(ref((n, n), float, 8)) + n * numpy.eye(n), ref((n,), float, 9)
+    expected = _trisolv(numpy, L, numpy.zeros(n), b)
+    with config.set(replicate_below=n + 1):
+        Ls = sp.array(L)
+        assert not is_whole(Ls.layout) or world()[1] == 1
+        sp.sync()
+        with sp.comm_stats() as s:
+            got = _trisolv(sp, Ls, sp.zeros(n), sp.array(b))
+    assert_eq(got, expected, exact=True)
+    owners = min(world()[1], n)
+    rows = -(-n // owners)
+    assert s.messages_sent == 0
+    assert s.collectives <= owners * (rows.bit_length() + 1)

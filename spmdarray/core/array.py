@@ -10,6 +10,7 @@ are seen by all of them.
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 import warnings
 
@@ -146,7 +147,7 @@ class ndarray(OperatorsMixin, InteropMixin):  # noqa: N801 - NumPy's name
     @property
     def size(self) -> int:
         """Number of elements of the global array.  Not collective."""
-        return int(np.prod(self._map.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     @property
     def dtype(self) -> np.dtype:
@@ -206,7 +207,8 @@ class ndarray(OperatorsMixin, InteropMixin):  # noqa: N801 - NumPy's name
     @property
     def _block(self) -> np.ndarray:
         """:attr:`local` for spmdarray's own code, which never keeps it past the operation."""
-        return self._st.view_of(self._map, self._layout.block(self._st.ctx.rank))
+        st = self._st
+        return st.view_of(self._map, self._layout.block(st.ctx.rank))
 
     @property
     def global_slices(self) -> tuple[slice, ...]:

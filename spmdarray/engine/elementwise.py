@@ -299,31 +299,43 @@ _SCALARS = (float, int, complex, bool)
 
 
 def _assign_replicated(dst, value) -> bool:
-    """``dst[...] = value`` by NumPy's own assignment when every rank holds all of
-    ``dst`` and of ``value`` (a replicated array or a number) in host memory; False
-    (nothing done) otherwise.  Collective in the sense of :func:`assign`.
+    """``dst[...] = value`` with no message when every rank holds all of ``value`` in host
+    memory; False (nothing done) otherwise.  Collective in the sense of :func:`assign`.
 
-    Every rank then does the same NumPy assignment on the same data, so NumPy's
+    When every rank holds all of ``dst`` too, ``value`` may be a replicated array or a
+    number: every rank does the same NumPy assignment on the same data, so NumPy's
     broadcasting, casting and errors (raised alike on every rank) need no check here.
+    Into a split ``dst`` (``cov[i:, i] = row`` in a loop), a replicated array or a NumPy
+    array of ``dst``'s exact shape and dtype is copied block by block, with no cast.
     """
     st = dst._s
-    if st.deferred or st.be.is_device or not is_whole(dst._layout):
+    if st.deferred or st.be.is_device:
         return False
+    whole = is_whole(dst._layout)
     t = type(value)
     if t is ndarray:
         vs = value._s
         if vs.deferred or vs.ctx is not st.ctx or vs.be.is_device or not is_whole(value._layout):
             return False
         loc = value._block
-    elif t in _SCALARS or (isinstance(value, np.generic) and value.dtype.kind in "biufc"):
+    elif t is np.ndarray and not whole:
+        loc = value
+    elif whole and (t in _SCALARS or (isinstance(value, np.generic) and value.dtype.kind in "biufc")):
         loc = value
     else:
         return False
+    if not whole and (loc.dtype != st.dtype or loc.shape != dst.shape):
+        return False
     st = dst._st  # deferred readers of it computed, messages into it completed
-    d = st.view_of(dst._map, dst._layout.block(st.ctx.rank))
-    if t is ndarray and np.may_share_memory(loc, d):
-        loc = loc.copy()  # as the general path: as if the value were copied first
-    d[...] = loc
+    lay = dst._layout
+    box = lay.block(st.ctx.rank)
+    if whole or lay.owned_size(st.ctx.rank):
+        if not whole:
+            loc = loc[tuple([slice(lo, hi) for lo, hi in box])]
+        d = st.view_of(dst._map, box)
+        if (t is ndarray or t is np.ndarray) and np.may_share_memory(loc, d):
+            loc = loc.copy()  # as the general path: as if the value were copied first
+        d[...] = loc
     st.bump()
     return True
 

@@ -42,6 +42,7 @@ import math
 
 import numpy as np
 
+from spmdarray.backend.backends import backend_of
 from spmdarray.comm import (
     agreement,
     allgather_blocks,
@@ -53,6 +54,7 @@ from spmdarray.core import fetch as _fetch
 from spmdarray.core.array import ndarray
 from spmdarray.core.placement import default_layout, is_small, is_whole
 from spmdarray.core.storage import Storage
+from spmdarray.core.whole import wrap
 from spmdarray.decomposition import Layout, block_bounds, cells_to_receive
 
 __all__ = ["keeps", "local_product", "slabs", "spread"]
@@ -129,8 +131,13 @@ def _boxed(box) -> tuple[slice, ...]:
 def spread(ctx, full, dtype) -> ndarray:
     """A new array holding ``full`` (the same on every rank) in the default layout of its shape.
 
-    Not collective: each rank keeps its own block of its copy.
+    Not collective: each rank keeps its own block of its copy.  A host result
+    takes :func:`~spmdarray.core.whole.wrap`'s path (its result kinds are
+    cached per shape, and a replicated one adopts ``full`` when it owns its data).
     """
+    be = backend_of(ctx)
+    if type(full) is np.ndarray and not be.is_device:
+        return wrap(ctx, be, full.astype(dtype, copy=False))
     lay = default_layout(full.shape, ctx.size)
     c = ndarray._new(Storage(ctx, lay, dtype), None)
     if lay.owned_size(ctx.rank):
@@ -168,10 +175,17 @@ def _multiply(ctx, be, x, y, dtype):
 
     Collective when errors may raise: every rank agrees on any error.
     """
-    with agreement(ctx, errors_may_raise()):
-        if x is None:
-            return None
-        return np.asarray(be.to_host(be.asarray(x).astype(dtype, copy=False) @ be.asarray(y).astype(dtype, copy=False)))
+    if not errors_may_raise():
+        return _product(be, x, y, dtype)
+    with agreement(ctx):
+        return _product(be, x, y, dtype)
+
+
+def _product(be, x, y, dtype):
+    """``x @ y`` of local blocks in ``dtype`` as a host array; None when ``x`` is None.  Not collective."""
+    if x is None:
+        return None
+    return np.asarray(be.to_host(be.asarray(x).astype(dtype, copy=False) @ be.asarray(y).astype(dtype, copy=False)))
 
 
 def _result(ctx, be, full, dtype):
@@ -279,7 +293,6 @@ def local_product(ctx, a, b, dtype):
     small = is_whole(default_layout(a.shape[:-1] + b.shape[1:], p))
     # Elements a rank receives, roughly: the moved operand and the partials here, against
     # SUMMA's redistributions and panels, or (stacks) the batch layout of both operands.
-    rival = _summa_cost(la, lb, p) if a.ndim <= 2 else (n * k + k * m) * (p - 1) // p
     ka, kb = slabs(la, a.ndim - 1), slabs(lb, 0)
     if ka is not None or kb is not None:
         if ka == kb:
@@ -290,6 +303,7 @@ def local_product(ctx, a, b, dtype):
             ka, moved = kb, 0 if is_whole(la) else a.size
         else:  # both split along k, differently: the smaller moves
             ka, moved = (ka, b.size) if a.size >= b.size else (kb, a.size)
+        rival = _summa_cost(la, lb, p) if a.ndim <= 2 else (n * k + k * m) * (p - 1) // p
         if moved * (p - 1) // p + n * m * (p - 1) // (1 if small else p) <= rival:
             return _contraction(ctx, a, b, dtype, ka)
     if a.ndim >= 2 and not is_whole(la) and keeps(la, a.ndim - 1) is not None:

@@ -16,8 +16,10 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from spmdarray.core import fetch as _fetch
 from spmdarray.core.array import ndarray
-from spmdarray.core.placement import is_whole
+from spmdarray.core.element import copy_of
+from spmdarray.core.placement import is_small, is_whole
 from spmdarray.core.registry import GUFUNCS, implements, provides
+from spmdarray.core.whole import whole_copy
 from spmdarray.engine import elementwise as _engine
 from spmdarray.engine.replicas import call_on_replicas
 from spmdarray.linalg._batch import gufunc, operand
@@ -78,6 +80,14 @@ def matmul(a, b, out=None, **kwargs):
         if a.ndim == 1 == b.ndim and sa.ctx is sb.ctx and not sa.be.is_device and not sb.be.is_device:
             if is_whole(a._layout) and is_whole(b._layout):
                 return np.matmul(a._block, b._block)  # vector @ vector: a NumPy scalar, nothing to wrap
+            if is_small(a.shape) and is_small(b.shape):
+                # Two small vectors, one of them split (``L[i, :i] @ x[:i]`` in a row loop): NumPy's
+                # product of whole copies, as ``matmul_2d`` computes it, each split one served from
+                # its region copy (one collective on a miss, then none along a read-only sweep).
+                va = _whole_vector(a)
+                vb = _whole_vector(b) if va is not None else None
+                if vb is not None:
+                    return np.matmul(va, vb)
         res = call_on_replicas(np.matmul, (a, b), kwargs)
         if res is not NotImplemented:
             return res
@@ -107,6 +117,19 @@ def matmul(a, b, out=None, **kwargs):
             f"(n?,k),(k,m?)->(n?,m?) (size {kb} is different from {ka})"
         )
     return matmul_2d(ctx, a, b, out)
+
+
+def _whole_vector(x) -> np.ndarray | None:
+    """All of the 1-D array ``x`` on this rank, in host memory (read only); None for a
+    split broadcast view.  Collective when split (every rank asks alike)."""
+    c = whole_copy(x)  # (the lane's copy of an array every rank holds: no view map made)
+    if c is not None:
+        return c
+    if is_whole(x._layout):
+        return x._block
+    if x._map.broadcast_axes:
+        return None
+    return copy_of(x._st, x._map)
 
 
 def _dot_2d(a, b, out=None):
