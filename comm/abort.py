@@ -57,6 +57,7 @@ def _hook(tp, value, tb) -> None:
         # MPI_Abort ends every process at once: give the launcher a moment to forward
         # what this rank just wrote, or the reason for the abort may never be shown.
         time.sleep(0.5)
+        watchdog.end_within(watchdog.ABORT_GRACE)
         world.Abort(1)
 
 

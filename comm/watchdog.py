@@ -16,6 +16,7 @@ hang_timeout=...)`` takes effect at once; 0 turns the watchdog off.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 import time
@@ -145,6 +146,26 @@ def _user_frame(frame) -> tuple[str, int, str]:
     return "?", 0, "?"
 
 
+#: Seconds a process that calls ``MPI_Abort`` may take to end before the kernel ends it.
+ABORT_GRACE = 10
+
+
+def end_within(seconds: int) -> None:
+    """Make sure this process ends within ``seconds``, even if ``MPI_Abort`` itself blocks.
+    Not collective.
+
+    Arms ``SIGALRM`` while its action is the default one (terminate the
+    process); a program that handles ``SIGALRM`` itself is left alone.  Once
+    the process is gone, the launcher ends the others, as for any rank that
+    dies.  Called from any thread, just before ``Abort``.
+    """
+    try:
+        if signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None):
+            signal.alarm(seconds)
+    except (AttributeError, ValueError, OSError):  # no SIGALRM on this platform
+        pass
+
+
 def _fire(slot: tuple, waited: float, limit: float) -> None:
     t0, op, comm, peers, ident, requests = slot
     frame = sys._current_frames().get(ident)
@@ -175,6 +196,7 @@ def _fire(slot: tuple, waited: float, limit: float) -> None:
     ]
     sys.stderr.write("\n".join(lines) + "\n")
     sys.stderr.flush()
+    end_within(ABORT_GRACE)
     try:
         comm.Abort(1)
     except Exception:  # noqa: BLE001 - no communicator to abort: end this process

@@ -8,6 +8,8 @@ every rank, so they run in-process at every rank count of the suite.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 
 import numpy
@@ -210,3 +212,21 @@ def test_without_debug_mode_nothing_is_compared(comm):
     x = sp.arange(10.0)
     sp.random.seed(1234 + comm.rank)  # not checked: no collective
     assert float(x.sum()) == 45.0
+
+
+def test_a_process_whose_abort_blocks_still_ends(comm):
+    # ``MPI_Abort`` that never returns (seen once: the launcher did not end the job): the
+    # alarm armed just before it ends the process, and the launcher then ends the others.
+    _serial_only(comm)
+    code = "import time\nfrom spmdarray.comm import watchdog\nwatchdog.end_within(1)\ntime.sleep(60)\n"
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-c", code], timeout=50, capture_output=True)
+    assert proc.returncode == -14, proc  # SIGALRM, the default action
+    assert time.monotonic() - t0 < 30
+    handled = (
+        "import signal, time\nfrom spmdarray.comm import watchdog\n"
+        "signal.signal(signal.SIGALRM, lambda *a: print('mine'))\n"
+        "watchdog.end_within(1)\nprint('armed', signal.alarm(0))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", handled], timeout=50, capture_output=True, text=True)
+    assert proc.returncode == 0 and "armed 0" in proc.stdout, proc  # the program's own alarm is left alone

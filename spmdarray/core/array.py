@@ -245,12 +245,15 @@ class ndarray(OperatorsMixin, InteropMixin):  # noqa: N801 - NumPy's name
         else:
             v = whole_copy(self)
         if v is not None:  # every rank holds all of it: NumPy's indexing of the copy
-            if type(key) is tuple and len(key) == v.ndim:
+            tk = type(key)
+            if tk is tuple and len(key) == v.ndim:
                 for k in key:
                     if type(k) is not int:
                         break
                 else:
                     return v[key]  # one element (loops read them one by one): NumPy's scalar or IndexError
+            elif tk is int and v.ndim == 1:
+                return v[key]
             r = getitem(self, v, key)
             if r is not SLOW:
                 return r
@@ -270,7 +273,8 @@ class ndarray(OperatorsMixin, InteropMixin):  # noqa: N801 - NumPy's name
 
     def __setitem__(self, key, value) -> None:
         tv = type(value)
-        if tv in NUMBERS and type(key) is tuple:
+        tk = type(key)
+        if tv in NUMBERS and (tk is tuple or tk is int):
             # One element set to a number, every rank holding all of it (loops write them one
             # by one): NumPy's assignment into the copy (``whole.setitem``, inline).
             c = self._loc
@@ -280,9 +284,13 @@ class ndarray(OperatorsMixin, InteropMixin):  # noqa: N801 - NumPy's name
                 and c[0] == id(s)
                 and (v := c[3]) is not None
                 and config.whole_lane
-                and len(key) == v.ndim
+                and (len(key) if tk is tuple else 1) == v.ndim
                 and not (READERS and id(s) in READERS or s.flights)
             ):
+                if tk is int:
+                    v[key] = value
+                    s.version += 1
+                    return
                 for k in key:
                     if type(k) is not int:
                         break
