@@ -29,7 +29,16 @@ from spmdarray.decomposition import Layout, normalize_key
 from spmdarray.engine import elementwise as _engine
 from spmdarray.routines.creation import _new
 from spmdarray.routines.indexing.nonzero import nonzero
-from spmdarray.routines.indexing.routing import _INTP, _block_of, _flat_nonzero, _gather, _scatter, _where_copy, _wrap
+from spmdarray.routines.indexing.routing import (
+    _INTP,
+    _block_of,
+    _flat_nonzero,
+    _gather,
+    _scatter,
+    _where_copy,
+    _wrap,
+    masked_rows,
+)
 from spmdarray.routines.manipulation.shape import _flat_of_box
 
 __all__ = ["getitem", "setitem"]
@@ -199,6 +208,20 @@ def _result_shape(p: _Parsed) -> tuple[int, ...]:
     return tuple(dims[: p.bpos]) + tuple(p.bshape) + tuple(dims[p.bpos :])
 
 
+def _result_layout(p: _Parsed, rshape, nprocs: int) -> Layout:
+    """Where the elements of an advanced-index result are computed: the layout of its
+    distributed index arrays when they all have the result's shape and one layout that
+    holds each element once (``N[Xi[I], Yi[I]] = Z[I]``: nothing moves to line them up),
+    else the balanced layout of its shape.  Not collective."""
+    dist = [a for a, _ in p.adv.values() if _fetch.is_distributed(a)]
+    lays = {a._layout for a in dist}
+    if len(lays) == 1 and all(a.shape == rshape for a in dist):
+        (lay,) = lays
+        if all(f is None for f in lay.gfixed) and all(d == 1 or a is not None for d, a in zip(lay.dims, lay.gaxis)):
+            return lay
+    return Layout.balanced(rshape, nprocs)
+
+
 def _source_flat(p: _Parsed, rshape, lay: Layout) -> np.ndarray:
     """This rank's block of flat C indices into ``p.v``, one per result element."""
     v = p.v
@@ -275,12 +298,15 @@ def getitem(x, key):
     if _fetch.is_distributed(k) and k.dtype == bool and k.ndim == x.ndim and k.ndim > 0:
         if k.shape != x.shape:
             _parse(x, key)  # raises NumPy's IndexError
+        out = masked_rows(x, k)
+        if out is not None:
+            return out
         flat, counts = _flat_nonzero(k)
         return _wrap(x._st.ctx, _gather(x, flat), counts)
     p = _parse(x, key)
     ctx = x._st.ctx
     rshape = _result_shape(p)
-    lay = Layout.balanced(rshape, ctx.size)
+    lay = _result_layout(p, rshape, ctx.size)
     flat = _source_flat(p, rshape, lay)
     vals = _gather(p.v, flat.reshape(-1))
     out = _new(rshape, x.dtype, ctx, layout=lay)
@@ -323,7 +349,7 @@ def setitem(x, key, value) -> None:
         p = _parse(x, key)
     ctx = x._st.ctx
     rshape = _result_shape(p)
-    lay = Layout.balanced(rshape, ctx.size)
+    lay = _result_layout(p, rshape, ctx.size)
     flat = _source_flat(p, rshape, lay)
     vals = _new(rshape, x.dtype, ctx, layout=lay)
     try:

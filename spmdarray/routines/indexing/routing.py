@@ -209,6 +209,52 @@ def _flat_nonzero(a):
     return flat, allgather_counts(a._st.ctx.comm, flat.size)
 
 
+@lru_cache(maxsize=256)
+def _rows_in_rank_order(lay: Layout) -> bool:
+    """Whether the blocks of ``lay`` concatenated in rank order are the array in C order:
+    at most axis 0 split, over ranks in order, each element held once.  Not collective."""
+    k = lay.grid_axis_of(0)
+    if any(d > 1 and j != k for j, d in enumerate(lay.dims)) or any(f is not None for f in lay.gfixed):
+        return False
+    if k is None:
+        return all(d == 1 for d in lay.dims)
+    iv = lay.intervals[0]
+    return all(iv[c][0] == (iv[c - 1][1] if c else 0) for c in range(len(iv)))
+
+
+#: (id of the mask's storage, its version, its view map) -> (the storage, per-rank counts)
+_COUNTS: dict = {}
+
+
+def masked_rows(x, mask):
+    """``x[mask]`` for a boolean ``mask`` of ``x``'s shape and layout, both laid out so that
+    rank order is C order (:func:`_rows_in_rank_order`): each rank compresses its own block,
+    with no message; or None, having done nothing, for other layouts.
+
+    Collective: one all-gather of the counts, once per mask (the counts are kept while the
+    mask is unwritten, for ``Z[I]``, ``C[I]``, ``Xi[I]`` in a row).
+    """
+    lay = x._layout
+    if mask._layout != lay or not lay.shape or not _rows_in_rank_order(lay):
+        return None
+    ctx = x._st.ctx
+    if lay.owned_size(ctx.rank):
+        vals = x._block[mask._st.be.asarray(mask._block)]
+    else:
+        vals = x._st.be.empty((0,), x.dtype)
+    ms = mask._st
+    key = (id(ms), ms.version, mask._map)
+    hit = _COUNTS.get(key)
+    if hit is not None and hit[0] is ms:
+        counts = hit[1]
+    else:
+        counts = allgather_counts(ctx.comm, int(vals.shape[0]))
+        if len(_COUNTS) >= 8:
+            _COUNTS.clear()
+        _COUNTS[key] = (ms, counts)
+    return _wrap(ctx, vals, counts)
+
+
 def _block_of(ctx, arr, rshape, lead: int, lay: Layout, dtype=_INTP):
     """This rank's block of ``lay`` of ``arr`` broadcast into ``rshape``, with
     ``arr``'s last axis ending at result axis ``lead + arr.ndim - 1`` (host).
