@@ -218,8 +218,13 @@ def _rows_in_rank_order(lay: Layout) -> bool:
         return False
     if k is None:
         return all(d == 1 for d in lay.dims)
-    iv = lay.intervals[0]
-    return all(iv[c][0] == (iv[c - 1][1] if c else 0) for c in range(len(iv)))
+    covered = 0
+    for lo, hi in lay.intervals[0]:  # rank order; empty blocks anywhere
+        if hi > lo:
+            if lo != covered:
+                return False
+            covered = hi
+    return covered == lay.shape[0]
 
 
 #: (id of the mask's storage, its version, its view map) -> (the storage, per-rank counts)
