@@ -571,3 +571,31 @@ def test_large_partials_use_reduce_bcast_with_numpys_results(monkeypatch, name, 
     if axis is None or axis == (0, 1):
         texts = MPI.COMM_WORLD.allgather(numpy.asarray(got).tobytes())
         assert len(set(texts)) == 1
+
+
+@pytest.mark.parametrize("dtype", [numpy.float64, numpy.float32, numpy.complex128, numpy.complex64])
+@pytest.mark.parametrize("n", [1, 7, 1000, 100_001])
+def test_a_full_mean_is_the_sums_plan_then_the_general_paths_division(dtype, n):
+    # ``x.mean()`` takes the full sum's cached plan; its bits are those of the general
+    # path (``mean(axis=0)``), and NumPy's own where every rank holds the array whole.
+    a = (numpy.random.default_rng(n).random(n) * 1e3).astype(dtype)
+    if numpy.dtype(dtype).kind == "c":
+        a = a + 1j * a[::-1]
+    with sp.config.set(replicate_below=1 << 16):
+        x = sp.asarray(a)
+    for v, r in ((x, a), (x[1:], a[1:]), (x[::-3], a[::-3])):
+        if not r.size:
+            continue
+        got = v.mean()
+        general = v.mean(axis=0)
+        assert type(got) is type(general) is type(r.mean())
+        assert got == general
+        if n < (1 << 16):
+            assert got == r.mean()
+
+
+def test_a_reduction_error_is_raised_every_time():
+    x = sp.asarray(numpy.array(["a", "b", "c"]))
+    for _ in range(2):  # the probe of its result dtype is cached only when it succeeds
+        with pytest.raises(TypeError):
+            x.sum()

@@ -81,14 +81,35 @@ def _combine_axes(lay: Layout, axes) -> tuple[int, ...]:
     )
 
 
-def _probe(fn, x, axes, **kw):
-    dummy = np.ones(tuple(min(n, 1) for n in x.shape), x.dtype)
-    with np.errstate(all="ignore"):
-        import warnings
+#: (function, dtype, probe shape, axes, keywords) -> NumPy's result of the probe
+_PROBES: dict = {}
 
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            return np.asarray(fn(dummy, axis=axes, **kw))
+
+def _probe(fn, x, axes, **kw):
+    """NumPy's ``fn`` on a small array of ``x``'s dtype and dimensions: its result's dtype,
+    or NumPy's error.  Not collective.  Results are cached (a loop reducing arrays of a new
+    shape at each step probes once); errors are raised again each time."""
+    shape = tuple(min(n, 1) for n in x.shape)
+    try:
+        key = (fn, x.dtype, shape, axes, tuple(sorted(kw.items())))
+        hit = _PROBES.get(key)
+    except TypeError:  # an unhashable keyword value (an array ``initial``)
+        key = hit = None
+    if hit is not None:
+        return hit
+    res = _run_probe(fn, x.dtype, shape, axes, kw)
+    if key is not None:
+        if len(_PROBES) >= 1024:
+            _PROBES.clear()
+        _PROBES[key] = res
+    return res
+
+
+def _run_probe(fn, dtype, shape, axes, kw: dict):
+    dummy = np.ones(shape, dtype)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.asarray(fn(dummy, axis=axes, **kw))
 
 
 def _partial_reduce(name, x, axes, dtype, initial=np._NoValue):
@@ -349,6 +370,12 @@ def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, ini
     bit-for-bit identical on every rank.
     """
     if axis is None and dtype is None and out is None and not keepdims and initial is np._NoValue and where is True:
+        if name == "mean" and type(x) is ndarray and x.dtype.kind in "fc" and x.dtype.itemsize > 2:
+            # The sum's plan, then the general path's division (it accumulates in x's own dtype).
+            res = _fast_full("sum", x)
+            if res is not SLOW:
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    return np.true_divide(res, x.size)
         res = _fast_full(name, x)
         if res is not SLOW:
             return res
