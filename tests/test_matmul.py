@@ -337,3 +337,18 @@ def test_tall_skinny_result_is_spread_out():
 
     assert MPI.COMM_WORLD.allreduce(c.local.size) == 50 * 40  # every element owned once
     assert_eq(c, a @ b, **_tol(float))
+
+
+@pytest.mark.parametrize(
+    "sa, sb", [((37, 23), (23, 11)), ((23,), (23, 9)), ((5, 37), (37,)), ((4, 6, 7), (7, 3)), ((9,), (9,))]
+)
+def test_operands_every_rank_holds_whole_give_numpys_own_product(sa, sb):
+    # Replicated operands, or any operands on one rank: NumPy's matmul of the copies, its bits.
+    rng = numpy.random.default_rng(4)
+    a, b = rng.random(sa), rng.random(sb)
+    with sp.config.set(replicate_below=0 if world()[1] == 1 else 1 << 20):
+        x, y = sp.asarray(a), sp.asarray(b)
+        got = x @ y
+    assert_eq(got, a @ b, exact=True)
+    with pytest.raises(ValueError, match="matmul: Input operand 1 has a mismatch"):
+        x @ sp.asarray(rng.random((sb[0] + 1,) + sb[1:]))

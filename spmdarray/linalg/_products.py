@@ -19,7 +19,7 @@ from spmdarray.core.array import ndarray
 from spmdarray.core.element import copy_of
 from spmdarray.core.placement import is_small, is_whole
 from spmdarray.core.registry import GUFUNCS, implements, provides
-from spmdarray.core.whole import whole_copy
+from spmdarray.core.whole import whole_copy, wrap
 from spmdarray.engine import elementwise as _engine
 from spmdarray.engine.replicas import call_on_replicas
 from spmdarray.linalg._batch import gufunc, operand
@@ -75,6 +75,13 @@ def matmul(a, b, out=None, **kwargs):
         For gufunc keyword arguments other than ``dtype`` (``axes=`` ...).
     """
     if out is None and not kwargs and type(a) is ndarray and type(b) is ndarray:
+        va = whole_copy(a)
+        vb = whole_copy(b) if va is not None else None
+        if vb is not None and a._s.ctx is b._s.ctx:
+            # Every rank holds both whole (replicated, or one rank, any size): NumPy's matmul on the
+            # copies, its errors too, alike on every rank (``cov[i, i:] = d[:, i] @ d[:, i:]``).
+            s = a._s
+            return wrap(s.ctx, s.be, np.matmul(va, vb))
         # Replicated operands: NumPy's matmul on each rank's copies (its errors too, alike on every rank).
         sa, sb = a._st, b._st
         if a.ndim == 1 == b.ndim and sa.ctx is sb.ctx and not sa.be.is_device and not sb.be.is_device:
