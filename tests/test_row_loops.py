@@ -321,3 +321,38 @@ def test_split_row_times_vector_gives_numpys_bits_and_gathers_by_doubling_blocks
     rows = -(-n // owners)
     assert s.messages_sent == 0
     assert s.collectives <= owners * (rows.bit_length() + 1)
+
+
+def _spmv(xp, row, col, val, x):
+    y = xp.empty(row.size - 1, val.dtype)
+    for i in range(row.size - 1):
+        cols = col[row[i] : row[i + 1]]
+        vals = val[row[i] : row[i + 1]]
+        y[i] = vals @ x[cols]
+    return y
+
+
+@pytest.mark.parametrize("nnz", [40, 9001])
+def test_csr_row_loop_reads_stretches_by_doubling_blocks(nnz):
+    # The index and value arrays are split, the rows and x replicated: each row's stretch of
+    # col and val comes from a copy gathered by doubling read-ahead within each holder's
+    # stretch (about log2(stretch) collectives per holder and array), never a message.
+    m = nnz // 3  # (past 4096 elements a stretch is not widened to the whole array)
+    rng = numpy.random.default_rng(6)
+    row = numpy.sort(rng.integers(0, nnz + 1, m + 1))
+    row[0], row[-1] = 0, nnz
+    col = rng.integers(0, m, nnz)
+    val = rng.random(nnz)
+    x = rng.random(m)
+    expected = _spmv(numpy, row, col, val, x)
+    with config.set(replicate_below=nnz):
+        r, c, v, xs = sp.array(row), sp.array(col), sp.array(val), sp.array(x)
+        assert is_whole(r.layout) and (world()[1] == 1 or not is_whole(c.layout))
+        sp.sync()
+        with sp.comm_stats() as s:
+            got = _spmv(sp, r, c, v, xs)
+    assert_eq(got, expected, exact=True)
+    holders = min(world()[1], nnz)
+    stretch = -(-nnz // holders)
+    assert s.messages_sent == 0
+    assert s.collectives <= 2 * holders * (stretch.bit_length() + 3)  # against m = nnz / 3 rows

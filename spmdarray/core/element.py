@@ -191,9 +191,18 @@ def _in_block(vm: ViewMap, wide: ViewMap, a: int, r: int) -> int | None:
     return r - lo
 
 
+@lru_cache(maxsize=4096)
+def _span_of(wide: ViewMap) -> tuple[int, int] | None:
+    """``(lo, hi)`` when ``wide`` is the contiguous stretch ``[lo, hi)`` of a 1-D base; else None."""
+    if len(wide.base_shape) != 1 or wide.axes != ((0, 1),) or not wide.shape[0]:
+        return None
+    return wide.start[0], wide.start[0] + wide.shape[0]
+
+
 def _current(st, wide: ViewMap):
     """The current copy holding region ``wide`` as ``(entry, index prefix)``, or None.
-    Not collective."""
+    Not collective.  The prefix is a tuple of integers (a row of a block of rows) or
+    one slice (a stretch of a longer 1-D copy): read the region with :func:`_pick`."""
     copies = st.copies
     if not copies:
         return None
@@ -207,7 +216,50 @@ def _current(st, wide: ViewMap):
                 k = _in_block(vm, wide, *row)
                 if k is not None:
                     return e, (k,)
+        return None
+    span = _span_of(wide)
+    if span is not None:
+        lo, hi = span
+        for vm, e in reversed(copies.items()):
+            if e[0] == st.version and vm.axes == ((0, 1),) and vm.start[0] <= lo and hi <= vm.start[0] + vm.shape[0]:
+                return e, (slice(lo - vm.start[0], hi - vm.start[0]),)
     return None
+
+
+def _pick(arr, pre: tuple, idx: tuple):
+    """``idx`` of the region that index prefix ``pre`` (see :func:`_current`) selects in ``arr``."""
+    if pre and type(pre[0]) is slice:
+        return arr[pre[0]][idx]
+    return arr[pre + idx]
+
+
+def _next_span(st, lo: int, hi: int) -> tuple[ViewMap, tuple] | None:
+    """The stretch of a 1-D storage to gather for ``[lo, hi)`` in a read-only sweep (a CSR
+    row loop's ``A_col[A_row[i]:A_row[i + 1]]``), and the prefix selecting ``[lo, hi)`` in
+    it; None when the storage was written since its last gather (no sweep), or when
+    ``[lo, hi)`` spans two holders.
+
+    Read-ahead as :func:`_next_block`: twice the length of the last stretch gathered (at
+    most ``_BATCH`` elements), on from ``lo`` or back from ``hi``, within the holder's
+    stretch of the axis (one holder: one ``Bcast``).
+    """
+    last = None
+    for vm, e in st.copies.items():
+        if e[0] == st.version and vm.axes == ((0, 1),):
+            last = vm
+    if last is None:
+        return None
+    n = st.layout.shape[0]
+    iv = st.layout.intervals[0]
+    olo, ohi = iv[find_coord(iv, lo)] if iv is not None else (0, n)
+    if hi > ohi:
+        return None
+    length = max(hi - lo, min(2 * last.shape[0], _BATCH))
+    if last.start[0] <= lo:
+        a, b = lo, min(lo + length, ohi)
+    else:
+        a, b = max(hi - length, olo), hi
+    return ViewMap((n,), (a,), ((0, 1),), (b - a,)), (slice(lo - a, hi - a),)
 
 
 def _next_block(st, wide: ViewMap, a: int, r: int) -> tuple[ViewMap, int] | None:
@@ -258,6 +310,11 @@ def _region(st, wide: ViewMap):
         blk = _next_block(st, wide, *row)
         if blk is not None:
             return _copy(st, blk[0]), (blk[1],)
+    span = _span_of(wide) if st.copies and row is None else None
+    if span is not None:
+        got = _next_span(st, *span)
+        if got is not None:
+            return _copy(st, got[0]), got[1]
     return _copy(st, wide), ()
 
 
@@ -278,7 +335,7 @@ def copy_of(st, vmap: ViewMap) -> np.ndarray:
     wide, idx = _widen(vmap)
     e, pre = _region(st, wide)
     e[2] = True
-    return e[1][pre + idx]
+    return _pick(e[1], pre, idx)
 
 
 @lru_cache(maxsize=4096)
@@ -382,7 +439,7 @@ def read_element(st, base):
     region = _element_region(lay, base) if st.dtype.kind != "V" else None
     if region is not None:
         e, pre = _region(st, region[0])
-        return e[1][pre + region[1]]
+        return _pick(e[1], pre, region[1])
     ctx = st.ctx
     root, _ = _owner(lay, base, ctx.rank)
     data = st.be.to_host(st.alloc[_local(st, base)]) if ctx.rank == root else None

@@ -48,6 +48,28 @@ def hashable_key(key):
     return tuple(out)
 
 
+def _plain_key(key, shape: tuple[int, ...]) -> tuple | None:
+    """``key`` normalised as :func:`~spmdarray.decomposition.normalize_key` gives it, when it
+    is Python ints in range and slices with a nonzero step, at most one per axis; else None
+    (the caller normalises it, with NumPy's errors).  Not collective."""
+    keys = key if type(key) is tuple else (key,)
+    if len(keys) > len(shape):
+        return None
+    out = []
+    for k, n in zip(keys, shape):
+        t = type(k)
+        if t is int:
+            if not -n <= k < n:
+                return None
+            out.append(k + n if k < 0 else k)
+        elif t is slice and k.step != 0:
+            out.append(k)
+        else:
+            return None
+    out.extend([slice(None)] * (len(shape) - len(keys)))
+    return tuple(out)
+
+
 def cached_view(layout: Layout, vmap: ViewMap, hk):
     """The cached ``(view map, view layout, scalar)`` of hashable key ``hk``, or None.  Not collective."""
     return _VIEWS.get((layout, vmap, hk))
@@ -77,6 +99,15 @@ def view_of_key(layout: Layout, vmap: ViewMap, key, hk=None) -> tuple[ViewMap, L
         hit = _VIEWS.get(ck)
         if hit is not None:
             return hit
+    nkey = _plain_key(key, vmap.shape)
+    if nkey is not None:  # (Python ints and slices only: a new ``a[lo:hi]`` in each step of a loop)
+        view = vmap.getitem(nkey)
+        hit = (view, view_layout(layout, view), not view.shape)
+        if hk is not None:
+            if len(_VIEWS) >= _MAX_VIEWS:
+                _VIEWS.clear()
+            _VIEWS[ck] = hit
+        return hit
     # As in NumPy, an index containing ``...`` gives an array, never a scalar.
     ell = key is Ellipsis or (isinstance(key, tuple) and any(k is Ellipsis for k in key))
     nkey = normalize_key(key, vmap.shape)

@@ -28,8 +28,8 @@ import math
 
 import numpy as np
 
-from spmdarray.core.element import direct_access
-from spmdarray.core.placement import is_whole
+from spmdarray.core.element import copy_of, direct_access
+from spmdarray.core.placement import is_small, is_whole
 from spmdarray.core.storage import Storage, _geometry
 from spmdarray.core.thunk import READERS
 from spmdarray.core.viewcache import cached_view, hashable_key, remember_view, view_of_key
@@ -421,6 +421,10 @@ def fancy_key(key, ctx):
             if c is None and k._s.deferred and k._s.ctx.size == 1 and config.whole_lane:
                 k._st  # noqa: B018 - computed now (local on one rank), then held whole
                 c = whole_copy(k)
+            if c is None and config.whole_lane and _small_split(k, ctx):
+                # A small slice of a split index array (``x[A_col[a:b]]`` in a CSR row loop): its
+                # region copy, gathered once (every rank alike) and reused along a read-only sweep.
+                c = copy_of(k._st, k._map)
             if c is None or k._s.ctx is not ctx or c.dtype.kind not in "iub":
                 return SLOW
             out.append(c)
@@ -437,6 +441,21 @@ def fancy_key(key, ctx):
     if not arrays:
         return None
     return tuple(out) if type(key) is tuple else out[0]
+
+
+def _small_split(k, ctx) -> bool:
+    """Whether ``k`` is a small (below ``config.replicate_below``) integer or boolean array,
+    split over ``ctx`` in host memory and not deferred: its whole copy costs one collective
+    at most (every rank decides alike, from the layout).  Not collective."""
+    s = k._s
+    return (
+        type(s) is Storage
+        and s.ctx is ctx
+        and not s.be.is_device
+        and s.dtype.kind in "iub"
+        and is_small(k.shape)
+        and not k._map.broadcast_axes
+    )
 
 
 def _compose(s, m, keys, shape):
