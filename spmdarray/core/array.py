@@ -16,13 +16,11 @@ import warnings
 
 import numpy as np
 
-from spmdarray.comm import allgather_object
 from spmdarray.core.conversion import gather, text
 from spmdarray.core.element import NOT_ELEMENT, read_at, write_at
 from spmdarray.core.interop import InteropMixin
-from spmdarray.core.methods import _field_error, _mirror_method, _MissingMethod, _perm
+from spmdarray.core.methods import _field_error, _mirror_method, _MissingMethod, _perm, resized
 from spmdarray.core.operators import OperatorsMixin, calibrate
-from spmdarray.core.refs import ATTRIBUTE
 from spmdarray.core.registry import ops
 from spmdarray.core.storage import Storage
 from spmdarray.core.thunk import READERS
@@ -507,31 +505,11 @@ class ndarray(OperatorsMixin, InteropMixin):  # noqa: N801 - NumPy's name
         that other views reference raises ``ValueError`` (every rank agrees).
         The data moves to a balanced layout of the new shape.
         """
-        import sys
-
         if len(new_shape) == 1 and (new_shape[0] is None or isinstance(new_shape[0], (tuple, list))):
             new_shape = () if new_shape[0] is None else tuple(new_shape[0])
-        new_shape = tuple(operator.index(n) for n in new_shape)
-        if not new_shape and not self.ndim:
-            return
-        if any(n < 0 for n in new_shape):
-            raise ValueError("negative dimensions not allowed")
-        if not self._map.is_identity:
-            raise ValueError("cannot resize this array: it does not own its data")
-        if refcheck:
-            shared = sys.getrefcount(self._st) - ATTRIBUTE > 0  # a holder besides ``self._st``
-            if any(allgather_object(self._st.ctx, shared)):
-                raise ValueError(
-                    "cannot resize an array that references or is referenced\nby another array in this way.\n"
-                    "Use the np.resize function or refcheck=False"
-                )
-        size = int(np.prod(new_shape, dtype=np.int64))
-        flat = ops.zeros((size,), self.dtype, comm=self._st.ctx)
-        n = min(size, self.size)
-        if n:
-            flat[:n] = self.ravel()[:n]
-        new = flat.reshape(new_shape)
-        self._st, self._map, self._lay = new._st, new._map, None
+        new = resized(self, tuple(operator.index(n) for n in new_shape), refcheck)
+        if new is not None:
+            self._st, self._map, self._lay = new._st, new._map, None
 
     def view(self, dtype=None, type=None) -> ndarray:  # noqa: A002
         """View of the same data, reinterpreted as ``dtype``.  Not collective.

@@ -4,8 +4,12 @@ registered functions, axis permutations, and the errors of missing methods and f
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
+from spmdarray.comm import allgather_object
+from spmdarray.core.refs import ATTRIBUTE
 from spmdarray.core.registry import HANDLED, ops
 
 __all__ = ["_MissingMethod", "_field_error", "_mirror_method", "_perm"]
@@ -79,3 +83,27 @@ def _field_error(dtype: np.dtype, key: str) -> None:
         f"be a view). Keep the fields as separate arrays, or read one as a copy with "
         f"spmdarray.from_local(x.local[{key!r}].copy()) on the same layout"
     )
+
+
+def resized(x, new_shape: tuple[int, ...], refcheck: bool):
+    """The array ``x.resize(new_shape)`` makes ``x`` (new elements zero, C order), or None when
+    nothing changes.  Collective (NumPy's errors on every rank alike)."""
+    if not new_shape and not x.ndim:
+        return None
+    if any(n < 0 for n in new_shape):
+        raise ValueError("negative dimensions not allowed")
+    if not x._map.is_identity:
+        raise ValueError("cannot resize this array: it does not own its data")
+    if refcheck:
+        shared = sys.getrefcount(x._st) - ATTRIBUTE > 0  # a holder besides ``x._st``
+        if any(allgather_object(x._st.ctx, shared)):
+            raise ValueError(
+                "cannot resize an array that references or is referenced\nby another array in this way.\n"
+                "Use the np.resize function or refcheck=False"
+            )
+    size = int(np.prod(new_shape, dtype=np.int64))
+    flat = ops.zeros((size,), x.dtype, comm=x._st.ctx)
+    n = min(size, x.size)
+    if n:
+        flat[:n] = x.ravel()[:n]
+    return flat.reshape(new_shape)

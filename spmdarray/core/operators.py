@@ -26,6 +26,7 @@ import numpy as np
 from spmdarray.core.refs import ATTRIBUTE, LOCAL
 from spmdarray.core.registry import ops
 from spmdarray.core.whole import SLOW, local, operand, wrap, writable, written
+from spmdarray.settings import config
 
 __all__ = ["OperatorsMixin"]
 
@@ -215,13 +216,19 @@ def _binary(name: str, ufunc):
     def op(self, other):
         if power and (u := _scalar_power(self, other)) is not None:
             return _POWER_OPS[u](self)
-        v = local(self)
+        c = self._loc
+        # (``local``, inline for a replicated array: on the lane whatever its size; no local
+        # holds the storage on the way to ``_apply``, whose temporary reuse counts its references)
+        v = c[1] if c is not None and c[0] == id(self._s) and c[2] and config.whole_lane else local(self)
         if v is not None:
             s = self._s
-            if type(other) is type(self):  # (``operand``, inline)
+            t = type(other)
+            if t is type(self):  # (``operand``, inline)
                 o = local(other)
                 if o is not None and other._s.ctx is s.ctx:  # every rank holds both whole: NumPy's own operation
                     return wrap(s.ctx, s.be, ufunc(v, o))
+            elif t is float or t is int:
+                return wrap(s.ctx, s.be, ufunc(v, other))
             else:
                 o = operand(other, s.ctx)
                 if o is not SLOW:
