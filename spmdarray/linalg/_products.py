@@ -19,6 +19,7 @@ from spmdarray.core.array import ndarray
 from spmdarray.core.element import copy_of
 from spmdarray.core.placement import is_small, is_whole
 from spmdarray.core.registry import GUFUNCS, implements, provides
+from spmdarray.core.storage import Storage
 from spmdarray.core.whole import whole_copy, wrap
 from spmdarray.engine import elementwise as _engine
 from spmdarray.engine.replicas import call_on_replicas
@@ -129,14 +130,16 @@ def matmul(a, b, out=None, **kwargs):
 def _whole_vector(x) -> np.ndarray | None:
     """All of the 1-D array ``x`` on this rank, in host memory (read only); None for a
     split broadcast view.  Collective when split (every rank asks alike)."""
-    c = whole_copy(x)  # (the lane's copy of an array every rank holds: no view map made)
-    if c is not None:
-        return c
-    if is_whole(x._layout):
-        return x._block
+    s = x._s
+    if type(s) is not Storage or is_whole(s.layout) or s.ctx.size == 1:
+        c = whole_copy(x)  # (the lane's copy of an array every rank holds: no view map made)
+        if c is not None:
+            return c
+        if is_whole(x._layout):
+            return x._block
     if x._map.broadcast_axes:
         return None
-    return copy_of(x._st, x._map)
+    return copy_of(x._st, x._map)  # (a split one: its region copy, no view layout made)
 
 
 def _dot_2d(a, b, out=None):
