@@ -238,9 +238,13 @@ def _binary(name: str, ufunc):
         return _apply(ufunc, self, other, "l")
 
     def rop(self, other):
-        v = local(self)
-        if v is not None:
+        c = self._loc
+        v = c[1] if c is not None and c[0] == id(self._s) and c[2] and config.whole_lane else local(self)
+        if v is not None:  # (as ``op``)
             s = self._s
+            t = type(other)
+            if t is float or t is int:
+                return wrap(s.ctx, s.be, ufunc(other, v))
             o = operand(other, s.ctx)
             if o is not SLOW:
                 return wrap(s.ctx, s.be, ufunc(o, v))
