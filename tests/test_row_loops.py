@@ -355,4 +355,5 @@ def test_csr_row_loop_reads_stretches_by_doubling_blocks(nnz):
     holders = min(world()[1], nnz)
     stretch = -(-nnz // holders)
     assert s.messages_sent == 0
-    assert s.collectives <= 2 * holders * (stretch.bit_length() + 3)  # against m = nnz / 3 rows
+    if not xs._st.be.is_device:  # (device blocks are not read through host copies)
+        assert s.collectives <= 2 * holders * (stretch.bit_length() + 3)  # against m = nnz / 3 rows
