@@ -339,10 +339,24 @@ def copy_of(st, vmap: ViewMap) -> np.ndarray:
 
 
 @lru_cache(maxsize=4096)
+def _row_region(layout, prefix: tuple[int, ...]) -> ViewMap:
+    """The whole row along the last base axis at the indices ``prefix`` of the others."""
+    return ViewMap(layout.shape, prefix + (0,), ((len(prefix), 1),), (layout.shape[-1],))
+
+
 def _element_region(layout, base) -> tuple[ViewMap, tuple[int]] | None:
     """The region an element read gathers, and the element's index in it: the element's
     row along the last base axis (the copy that row slices share), or past ``_REGION``
     elements the owner's stretch of it (one holder: one ``Bcast``); None past that too."""
+    b = len(base) - 1
+    if layout.shape[b] <= _REGION:  # (the row: cached per row, not per element)
+        return _row_region(layout, base[:b]), (base[b],)
+    return _stretch_region(layout, base)
+
+
+@lru_cache(maxsize=4096)
+def _stretch_region(layout, base) -> tuple[ViewMap, tuple[int]] | None:
+    """:func:`_element_region` for a row of more than ``_REGION`` elements."""
     b = len(base) - 1
     iv = layout.intervals[b]
     lo, hi = 0, layout.shape[b]
