@@ -23,7 +23,7 @@ from spmdarray.core.registry import provides
 from spmdarray.core.storage import Storage
 from spmdarray.decomposition import Layout
 from spmdarray.engine.device_ufuncs import _on_device
-from spmdarray.engine.fastpath import _DATA_ERRORS, SLOW, fast
+from spmdarray.engine.fastpath import _DATA_ERRORS, SLOW, fast, fast_assign
 from spmdarray.fusion.record import FUSABLE, record
 from spmdarray.fusion.record import assign as fused_assign
 from spmdarray.settings import config
@@ -249,7 +249,7 @@ def assign(dst, value) -> None:
     check_writeable(dst)
     if type(value) is ndarray and value._s.deferred and fused_assign(dst, value):
         return
-    if _assign_replicated(dst, value):
+    if _assign_replicated(dst, value) or fast_assign(dst, value):
         return
     value = _as_operand(value)
     vshape = _shape_of(value)

@@ -32,6 +32,10 @@ outputs, integer ``power`` (an error on some values only) and anything that
 makes floating-point errors raise (``errstate(...="raise")``, a warnings
 filter turning RuntimeWarning into errors: errors agreed across ranks).  Not
 collective.
+
+Assignments ``x[key] = v`` have plans of their own (:func:`fast_assign`):
+where ``v`` is a number, or an array lying where the destination does (or
+held whole by every rank), each rank copies its own part.
 """
 
 from __future__ import annotations
@@ -53,7 +57,7 @@ from spmdarray.engine.device_ufuncs import _on_device
 from spmdarray.fusion.record import FUSABLE
 from spmdarray.settings import config
 
-__all__ = ["SLOW", "Plan", "fast", "plan_count", "clear_plans"]
+__all__ = ["SLOW", "Plan", "fast", "fast_assign", "plan_count", "clear_plans"]
 
 #: Returned when the fast path does not apply; nothing was done.
 SLOW = object()
@@ -220,6 +224,14 @@ def plan_for(func, args, out):
     return Plan(func, ctx, layout, np.dtype(dtypes[0]))
 
 
+def _remember(table: dict, key, plan):
+    """Store ``plan`` under ``key`` (forgetting every plan past :data:`_MAX_PLANS`); return it.  Not collective."""
+    if len(table) >= _MAX_PLANS:
+        table.clear()
+    table[key] = plan
+    return plan
+
+
 def fast(func, args, out):
     """``func(*args, out=out)`` through a cached plan, or :data:`SLOW` (nothing done).
 
@@ -231,9 +243,7 @@ def fast(func, args, out):
         return SLOW
     plan = _PLANS.get(key, SLOW)
     if plan is SLOW:
-        if len(_PLANS) >= _MAX_PLANS:
-            _PLANS.clear()
-        plan = _PLANS[key] = plan_for(func, args, out)
+        plan = _remember(_PLANS, key, plan_for(func, args, out))
     if plan is None or (plan.deferrable and config.fuse and plan.size >= config.fuse_min_size) or _errors_raise():
         return SLOW
     block = plan.block
@@ -261,6 +271,100 @@ def fast(func, args, out):
     return res
 
 
+# Python scalar types each destination dtype kind takes without a value-dependent error
+# (a NaN into an integer raises, a complex into a float warns).
+_SCALAR_INTO = {
+    "b": (bool,),
+    "i": (bool, int),
+    "u": (bool, int),
+    "f": (bool, int, float),
+    "c": (bool, int, float, complex),
+}
+
+#: key -> (block, owns, casts) of an assignment, or None for a key the fast path never takes.
+_ASSIGNS: dict = {}
+
+
+def _assign_plan(dst, value):
+    """``(block, owns, casts)`` for ``dst[...] = value``, or None where the fast path does not apply.
+
+    It applies where no message moves and no check can fail on some values
+    only: ``value`` is a number of a kind the destination dtype takes, or an
+    array of ``dst``'s shape whose view layout is ``dst``'s (each rank copies
+    its own block) or that every rank holds whole (each rank copies its part
+    of it), of a dtype that casts to ``dst``'s within its kind.  Not
+    collective: it reads global shapes, layouts and dtypes only.
+    """
+    s = dst._s
+    ctx = s.ctx
+    ddt = s.dtype
+    if not dst.shape or dst._map.broadcast_axes or backend_of(ctx).is_device or ddt.kind not in _SCALAR_INTO:
+        return None
+    layout = dst._layout
+    if type(value) is ndarray:
+        vdt = value._s.dtype
+        if (
+            value._s.ctx is not ctx
+            or value.shape != dst.shape
+            or value._map.broadcast_axes
+            or vdt.kind not in _SCALAR_INTO
+            or not np.can_cast(vdt, ddt, "same_kind")
+            or not (is_whole(value._layout) or view_layout(value._s.layout, value._map) == layout)
+        ):
+            return None
+        casts = vdt != ddt
+    elif isinstance(value, np.generic):
+        if value.dtype.kind not in _SCALAR_INTO or not np.can_cast(value.dtype, ddt, "same_kind"):
+            return None
+        casts = value.dtype != ddt
+    else:
+        if type(value) not in _SCALAR_INTO[ddt.kind]:
+            return None
+        casts = True  # a Python float into float32 may overflow
+    try:  # NumPy's error for a Python int out of range (decided by the key: sign and bit length)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            np.empty(1, ddt)[...] = value if type(value) is not ndarray else np.ones(1, value.dtype)
+    except Exception:  # noqa: BLE001 - the general path raises it
+        return None
+    rank = ctx.rank
+    return layout.block(rank), layout.owned_size(rank) > 0, casts
+
+
+def fast_assign(dst, value) -> bool:
+    """``dst[...] = value`` through a cached plan; False where the fast path does not apply (nothing done).
+
+    Each rank copies the part of ``value`` that lands in its block of ``dst``,
+    from a block it holds: no message, no collective.  Collective in the sense
+    of the engine's assignment (every rank takes the same branch: the decision
+    rests on global layouts, dtypes and scalar kinds, and on the error state).
+    """
+    key = _key(None, (value,), (dst,))  # keyed as the operand and out= of an operation
+    if key is None:
+        return False
+    plan = _ASSIGNS.get(key, SLOW)
+    if plan is SLOW:
+        plan = _remember(_ASSIGNS, key, _assign_plan(dst, value))
+    if plan is None:
+        return False
+    block, owns, casts = plan
+    array = type(value) is ndarray
+    if (casts and _errors_raise()) or (array and value._s is dst._s):
+        return False  # errors agreed across ranks, or a value aliasing its destination: the general path
+    st = dst._st  # deferred readers of it computed, messages into it completed
+    if owns:
+        d = st.view_of(dst._map, block)
+        if array:
+            loc = value._st.view_of(value._map, block)
+            if np.may_share_memory(loc, d):
+                loc = loc.copy()  # as if the value were copied first, as the general path does
+            d[...] = loc
+        else:
+            d[...] = value
+    st.bump()
+    return True
+
+
 def plan_count() -> int:
     """Number of cached plans (those that apply).  Not collective."""
     return sum(p is not None for p in _PLANS.values())
@@ -269,3 +373,4 @@ def plan_count() -> int:
 def clear_plans() -> None:
     """Forget every cached plan.  Not collective."""
     _PLANS.clear()
+    _ASSIGNS.clear()

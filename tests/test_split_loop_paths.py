@@ -1,0 +1,171 @@
+"""Loops over slices of split arrays that move nothing, against NumPy.
+
+- Assignments ``y[:, j] = expr`` whose value lies where the destination does (a
+  result computed on the slice's own layout, a replicated array, a number) copy
+  each rank's own part through a cached plan (``engine.fastpath.fast_assign``):
+  no message, no collective, NumPy's result and errors.
+
+Run at 1, 2, 3 and 4 ranks::
+
+    mpiexec -n 3 python -m pytest -q tests/test_split_loop_paths.py
+"""
+
+from __future__ import annotations
+
+import numpy
+import pytest
+from helpers import assert_eq, ref
+
+import spmdarray as sp
+from spmdarray.engine import fastpath
+from spmdarray.settings import FIELDS
+
+DEFAULT = FIELDS["replicate_below"].default
+
+
+@pytest.fixture(autouse=True, params=[DEFAULT, 0], ids=["small-replicated", "all-split"])
+def below(request):
+    """Every test with the default threshold (small results replicated) and with every array split."""
+    with sp.config.set(replicate_below=request.param):
+        yield request.param
+
+
+def _counts(fn):
+    """(result, messages, collectives) of this rank while running ``fn``."""
+    with sp.comm_stats() as st:
+        res = fn()
+    return res, st.messages_sent, st.collectives
+
+
+def _size() -> int:
+    return sp.arange(1.0).comm.Get_size()
+
+
+def _recurrence(xp, img):
+    # deriche's column and row sweeps: slices of row-split arrays, results of their shape.
+    y = xp.empty_like(img)
+    y[:, 0] = 0.5 * img[:, 0]
+    y[:, 1] = 0.5 * img[:, 1] + 0.25 * img[:, 0]
+    for j in range(2, img.shape[1]):
+        y[:, j] = 0.5 * img[:, j] + 0.25 * img[:, j - 1] - 0.125 * y[:, j - 1] + 0.0625 * y[:, j - 2]
+    z = xp.empty_like(img)
+    z[0, :] = 0.5 * y[0, :]
+    z[1, :] = 0.0
+    for i in range(2, img.shape[0]):
+        z[i, :] = 0.5 * y[i, :] - 0.25 * z[i - 1, :]
+    return z
+
+
+@pytest.mark.parametrize("shape", [(700, 130), (301, 257)])
+def test_row_and_column_recurrences_match_numpy(shape):
+    a = ref(shape, seed=3)
+    x = sp.asarray(a)
+    got, msgs, colls = _counts(lambda: _recurrence(sp, x))
+    assert_eq(got, _recurrence(numpy, a.copy()))
+    assert colls == 0
+    if _size() == 1:
+        assert msgs == 0
+
+
+def test_slice_assignments_move_nothing():
+    a = ref((600, 120), seed=1)
+    x, y = sp.asarray(a), sp.zeros((600, 120))
+    yn = numpy.zeros((600, 120))
+    small = ref((600,), seed=2)  # replicated (small): each rank copies its rows of it
+    s = sp.asarray(small)
+    x[:, 0]  # the view maps are cached before counting
+
+    def sweep(xp, x, y, s):
+        for j in range(1, 120):
+            y[:, j] = 2.0 * x[:, j - 1]  # a result on the column's layout
+            y[j, :] = x[j, :] - 1.0  # a row: its owner's
+        y[:, 0] = s  # a replicated array
+        y[:, 5] = 7  # numbers
+        y[3, :] = numpy.float32(0.5)
+        y[:, 6] = True
+        return y
+
+    got, msgs, colls = _counts(lambda: sweep(sp, x, y, s))
+    assert (msgs, colls) == (0, 0)
+    assert_eq(got, sweep(numpy, a, yn, small))
+
+
+@pytest.mark.parametrize(
+    "dst_dtype, value",
+    [
+        (numpy.int64, 2.75),  # a Python float into integers: NumPy truncates (the general path)
+        (numpy.float32, 1e300),  # overflows to inf
+        (numpy.int8, 127),
+        (numpy.uint8, True),
+        (numpy.complex128, 1.5j),
+        (numpy.float64, numpy.int16(-3)),
+        (numpy.int32, numpy.float64(2.5)),  # a cast across kinds (the general path)
+    ],
+)
+def test_scalar_assignments_cast_as_numpy(dst_dtype, value):
+    shape = (300, 250)
+    yn = numpy.zeros(shape, dst_dtype)
+    y = sp.zeros(shape, dst_dtype)
+    with numpy.errstate(over="ignore"):
+        yn[:, 3] = value
+        yn[7, :] = value
+        y[:, 3] = value
+        y[7, :] = value
+    assert_eq(y, yn)
+
+
+@pytest.mark.parametrize("value", [128, -1, -129])
+def test_out_of_range_python_int_raises_as_numpy(value):
+    y = sp.zeros((300, 250), numpy.uint8 if value == -1 else numpy.int8)
+    yn = numpy.zeros((300, 250), y.dtype)
+    with pytest.raises(OverflowError) as want:
+        yn[:, 3] = value
+    with pytest.raises(OverflowError) as got:
+        y[:, 3] = value
+    assert str(got.value) == str(want.value)
+    y[:, 3] = 5  # a fitting value of another bit length still takes the plan
+    assert_eq(y[:, 3], numpy.full(300, 5, y.dtype))
+
+
+def test_nan_into_integers_raises_on_every_rank():
+    y = sp.zeros((300, 250), numpy.int64)
+    with pytest.raises(ValueError, match="NaN"):
+        y[:, 3] = float("nan")
+
+
+def test_array_casts_and_overflow_errors():
+    shape = (400, 200)
+    a = ref(shape, seed=4) * 1e300
+    x = sp.asarray(a)
+    y, yn = sp.zeros(shape, numpy.float32), numpy.zeros(shape, numpy.float32)
+    with numpy.errstate(over="ignore"):
+        y[:, 2] = x[:, 2] * 10.0
+        yn[:, 2] = a[:, 2] * 10.0
+    assert_eq(y, yn)
+    with numpy.errstate(over="raise"), pytest.raises(FloatingPointError):
+        y[:, 3] = x[:, 3] * 10.0  # agreed by every rank, also those whose rows fit
+    i = sp.zeros(shape, numpy.int64)
+    i[:, 4] = x[:, 4] > 0.5e300  # bools into integers
+    assert_eq(i[:, 4], (a[:, 4] > 0.5e300).astype(numpy.int64))
+
+
+def test_overlapping_assignments_copy_first():
+    a = ref((500, 140), seed=5)
+    x, xn = sp.asarray(a), a.copy()
+    for j in range(1, 140):
+        x[1:, j] = x[:-1, j]  # the same storage: as if the value were copied first
+        xn[1:, j] = xn[:-1, j]
+    x[:, 0] = x.real[:, 1]
+    xn[:, 0] = xn.real[:, 1]
+    assert_eq(x, xn)
+
+
+def test_assignment_plans_are_cached():
+    x = sp.zeros((500, 140))
+    fastpath._ASSIGNS.clear()
+    with sp.config.set(whole_lane=False):  # on one rank too
+        for j in range(140):
+            x[:, j] = 1.5
+    assert len(fastpath._ASSIGNS) == 140  # one view map per column, one plan each
+    assert all(p is not None for p in fastpath._ASSIGNS.values())
+    assert_eq(x, numpy.full((500, 140), 1.5))
