@@ -45,16 +45,16 @@ def factorisations(n: int, k: int) -> tuple[tuple[int, ...], ...]:
     return tuple(out)
 
 
-def _score(shape: tuple[int, ...], dims: tuple[int, ...]) -> tuple:
-    local = [math.ceil(n / d) for n, d in zip(shape, dims)]
+def _score(shape: tuple[int, ...], dims: tuple[int, ...], rounded: bool = True) -> float:
+    """Largest block plus weighted halo surface; with ``rounded=False``, of blocks of ``n / d`` elements."""
+    local = [math.ceil(n / d) if rounded else n / d for n, d in zip(shape, dims)]
     volume = math.prod(local)
     surface = 0
     for axis, d in enumerate(dims):
         if d > 1:
             face = math.prod(local[:axis] + local[axis + 1 :])
             surface += min(2, d - 1) * face
-    # Prefer splitting leading axes: their halos are contiguous in C order.
-    return (volume + _SURFACE_WEIGHT * surface, tuple(-d for d in dims))
+    return volume + _SURFACE_WEIGHT * surface
 
 
 @lru_cache(maxsize=4096)
@@ -74,11 +74,20 @@ def process_grid(shape: tuple[int, ...], nprocs: int) -> tuple[int, ...]:
     -------
     tuple of int
         ``len(shape)`` factors (one for 0-d) whose product is ``nprocs``,
-        minimising the largest block plus the weighted halo surface per rank.
+        minimising the largest block plus the weighted halo surface per rank;
+        among the grids that score no worse with blocks of fractional size, the
+        one with the largest factors on the leading axes.
     """
     if nprocs < 1:
         raise ValueError(f"process_grid needs nprocs >= 1, got {nprocs}")
     shape = tuple(int(n) for n in shape)
     if not shape:
         return (nprocs,)
-    return min(factorisations(nprocs, len(shape)), key=lambda dims: _score(shape, dims))
+    grids = factorisations(nprocs, len(shape))
+    best = min(_score(shape, dims) for dims in grids)
+    # Rounding blocks up to whole elements must not decide: a grid that would score as
+    # well with fractional blocks ties with the best, and leading axes win ties (their
+    # halos are contiguous in C order).  So (61, 60, 40) on 2 ranks splits axis 0, as
+    # (60, 60, 40) does, and ``w[1:] + a`` exchanges at most a halo row instead of
+    # redistributing.
+    return max(dims for dims in grids if _score(shape, dims, rounded=False) <= best)

@@ -1,9 +1,15 @@
-"""Loops over slices of split arrays that move nothing, against NumPy.
+"""Loops over slices of split arrays that move nothing, or only halo rows, against NumPy.
 
 - Assignments ``y[:, j] = expr`` whose value lies where the destination does (a
   result computed on the slice's own layout, a replicated array, a number) copy
   each rank's own part through a cached plan (``engine.fastpath.fast_assign``):
   no message, no collective, NumPy's result and errors.
+- An array one element longer along an axis (a staggered grid, ``w`` of shape
+  ``(n + 1, m, k)`` next to ``(n, m, k)`` arrays) is split along the same axis
+  (``decomposition.process_grid``), and its shifted slabs ``w[1:, :, k]`` and
+  ``w[:-1, :, k]`` anchor small results where they live
+  (``core.placement._loop_slice``): each step exchanges one halo row instead
+  of redistributing or gathering.
 
 Run at 1, 2, 3 and 4 ranks::
 
@@ -15,6 +21,7 @@ from __future__ import annotations
 import numpy
 import pytest
 from helpers import assert_eq, ref
+from spmdarray.decomposition import process_grid
 
 import spmdarray as sp
 from spmdarray.engine import fastpath
@@ -169,3 +176,43 @@ def test_assignment_plans_are_cached():
     assert len(fastpath._ASSIGNS) == 140  # one view map per column, one plan each
     assert all(p is not None for p in fastpath._ASSIGNS.values())
     assert_eq(x, numpy.full((500, 140), 1.5))
+
+
+@pytest.mark.parametrize(
+    "shape, nprocs, expected",
+    [
+        ((61, 60, 40), 2, (2, 1, 1)),
+        ((60, 60, 40), 2, (2, 1, 1)),
+        ((61, 60, 40), 4, (2, 2, 1)),
+        ((401, 200), 2, (2, 1)),
+        ((31, 1000), 2, (1, 2)),  # splitting 31 rows would cost far more than rounding
+    ],
+)
+def test_staggered_shapes_share_the_grid(shape, nprocs, expected):
+    assert process_grid(shape, nprocs) == expected
+
+
+def _staggered(xp, w, c, u):
+    out = xp.zeros(c.shape[:2])
+    for k in range(1, c.shape[2] - 1):
+        g = 0.25 * (w[1:, :, k] + w[:-1, :, k])
+        c[:, :, k] = g * 0.5 - c[:, :, k - 1]
+        out = out + (u[:, :, k] - u[:, :, k - 1]) * g
+    return out
+
+
+def test_staggered_slabs_exchange_halo_rows(below):
+    n, m, kk = 60, 60, 40
+    wn, cn, un = ref((n + 1, m, kk), seed=6), ref((n, m, kk), seed=7), ref((n, m, kk), seed=8)
+    w, c, u = sp.asarray(wn), sp.asarray(cn), sp.asarray(un)
+    got, msgs, colls = _counts(lambda: _staggered(sp, w, c, u))
+    assert_eq(got, _staggered(numpy, wn, cn, un), rtol=1e-12)
+    assert_eq(c, cn)
+    size = _size()
+    comm = w.comm
+    total = comm.allreduce(msgs)
+    # Every result stays where the slabs live: no gather of w's slabs (one collective
+    # per step had the result been replicated), and one halo row of w per slab crosses
+    # each inner boundary of the row split.
+    assert colls == 0
+    assert total == (size - 1) * (kk - 2) if size <= 3 else total <= 2 * (size - 1) * (kk - 2)

@@ -79,16 +79,22 @@ def result_layout(operands, shape: tuple[int, ...], nprocs: int, readable=None) 
     return Layout.replicated(shape, nprocs)
 
 
+#: Elements a view may leave out of a split axis and still span it (see :func:`_loop_slice`).
+_SHIFT = 2
+
+
 @lru_cache(maxsize=4096)
 def _loop_slice(base: Layout, m: ViewMap) -> bool:
     """Whether the view is a slice of a loop over an axis: it indexes some base axis with
     an integer (a row ``A[i, :]``, a column ``A[:, j]``, a slab ``A[:, :, k]``), and
-    either that axis is split or the view spans every split axis whole.  A block
+    either that axis is split or the view spans every split axis whole, or whole but
+    for at most :data:`_SHIFT` elements (a shifted slab ``w[1:, :, k]`` or ``w[:-1, :, k]``
+    of a stencil, whose siblings then exchange halos instead of being gathered).  A block
     ``A[:, :k]`` of a split axis (an operand of a whole-array computation) is not."""
     walked = {}
     for (b, step), n in zip(m.axes, m.shape):
         if b >= 0:
-            walked[b] = n == m.base_shape[b] and abs(step) == 1
+            walked[b] = n >= m.base_shape[b] - _SHIFT and abs(step) == 1
     dropped = [b for b in range(len(m.base_shape)) if b not in walked]
     split = [b for b, iv in enumerate(base.intervals) if iv is not None and len(iv) > 1]
     if not dropped:
