@@ -216,3 +216,24 @@ def test_staggered_slabs_exchange_halo_rows(below):
     # each inner boundary of the row split.
     assert colls == 0
     assert total == (size - 1) * (kk - 2) if size <= 3 else total <= 2 * (size - 1) * (kk - 2)
+
+
+def test_slices_with_replicated_operands_take_plans():
+    a, v = ref((600, 120), seed=9), ref((600,), seed=10)
+    x, vs = sp.asarray(a), sp.asarray(v)
+    with sp.config.set(replicate_below=DEFAULT):
+        small = sp.asarray(v)  # replicated: each rank reads its rows of its own copy
+
+    def loop(xp, x, v, small):
+        acc = 0.0 * x[:, 0]
+        for k in range(1, 120, 7):
+            acc = acc + x[:, k] * v - numpy.float64(0.5) * (small * x[:, k - 1])
+        return acc
+
+    fastpath.clear_plans()
+    with sp.config.set(whole_lane=False):  # the engine's path on one rank too
+        got, msgs, colls = _counts(lambda: loop(sp, x, vs, small))
+    assert (msgs, colls) == (0, 0)
+    assert_eq(got, loop(numpy, a, v, v))
+    multiplies = [p for k, p in fastpath._PLANS.items() if k[0] is numpy.multiply]
+    assert multiplies and all(p is not None for p in multiplies)

@@ -18,6 +18,7 @@ import numpy as np
 from spmdarray.core.fetch import is_distributed
 from spmdarray.core.registry import GUFUNCS, HANDLED, ops, provides
 from spmdarray.engine.elementwise import elementwise
+from spmdarray.engine.fastpath import SLOW, fast
 from spmdarray.engine.replicas import call_on_replicas
 
 __all__ = ["REDUCE_NAMES", "array_ufunc", "array_function"]
@@ -40,6 +41,10 @@ def _known(x) -> bool:
 @provides("array_ufunc")
 def array_ufunc(ufunc, method, inputs, kwargs):
     """Route a ufunc call to the engine.  Collective."""
+    if method == "__call__" and not kwargs:  # ``numpy.float64(2.0) * x``, ``np.exp(x)``: a cached plan
+        res = fast(ufunc, inputs, None)
+        if res is not SLOW:
+            return res
     if not all(_known(x) or x is None for x in inputs):
         return NotImplemented
     out = kwargs.pop("out", None)

@@ -15,7 +15,8 @@ operand (a cached view of its allocation), one call of the ufunc into the
 result's block, and the write recorded on ``out=`` (halos of its views become
 stale).  No message moves, because a plan exists only where every array
 operand's layout equals the layout the result is computed on, whatever that
-layout is (distributed, replicated, with idle ranks).  Every rank makes the
+layout is (distributed, replicated, with idle ranks), or each rank holds the
+operand's cells of its block (held whole, or placed alike on another grid).  Every rank makes the
 same decisions: they rest on global layouts, dtypes and scalar kinds only.
 
 Every rank must take the same path (the general engine may communicate), so
@@ -52,7 +53,7 @@ from spmdarray.core.element import direct_access
 from spmdarray.core.fetch import choose_layout
 from spmdarray.core.placement import is_whole
 from spmdarray.core.storage import Storage, _geometry
-from spmdarray.decomposition import ViewMap, view_layout
+from spmdarray.decomposition import ViewMap, cells_to_receive, view_layout
 from spmdarray.engine.device_ufuncs import _on_device
 from spmdarray.fusion.record import FUSABLE
 from spmdarray.settings import config
@@ -101,7 +102,8 @@ class Plan:
     ctx : Context
         The operands' communicator context.
     layout : Layout
-        Where the result is computed (every array operand's layout).
+        Where the result is computed (every array operand's layout, but for
+        operands every rank holds whole).
     block : Box
         This rank's block of ``layout`` (view coordinates).
     owns : bool
@@ -218,8 +220,10 @@ def plan_for(func, args, out):
         plan = Plan(func, ctx, layout, np.dtype(dtypes[0]))
         plan.boxes = [tuple((0, n) for n in a.shape) if type(a) is ndarray else None for a in args]
         return plan
-    # On one rank every layout of the shape holds all of it there: nothing moves.
-    if ctx.size > 1 and any(view_layout(a._s.layout, a._map) != layout for a in arrays):
+    # On one rank every layout of the shape holds all of it there: nothing moves.  An
+    # operand that holds each rank's block of the layout (``A[:, k] * v`` of a replicated
+    # ``v``, or of one split as the column is) gives each rank its block from its own cells.
+    if ctx.size > 1 and any(not _aligned(a, layout, a is not o) for a in arrays):
         return None  # some operand needs messages
     return Plan(func, ctx, layout, np.dtype(dtypes[0]))
 
@@ -230,6 +234,14 @@ def _remember(table: dict, key, plan):
         table.clear()
     table[key] = plan
     return plan
+
+
+def _aligned(a, layout, operand: bool) -> bool:
+    """Whether ``a`` has ``layout``, or is an operand each rank holds its block of ``layout`` of
+    (held whole, or placed alike on another grid: a column of a row-split matrix and a vector).
+    Not collective."""
+    lay = view_layout(a._s.layout, a._map)
+    return lay == layout or (operand and cells_to_receive(lay, layout) == 0)
 
 
 def fast(func, args, out):
