@@ -92,9 +92,12 @@ def test_slice_assignments_move_nothing():
         y[:, 6] = True
         return y
 
+    fastpath._ASSIGNS.clear()
     got, msgs, colls = _counts(lambda: sweep(sp, x, y, s))
     assert (msgs, colls) == (0, 0)
     assert_eq(got, sweep(numpy, a, yn, small))
+    if _size() > 1:  # (one rank: NumPy's assignments on the whole-array lane)
+        assert fastpath._ASSIGNS and all(p is not None for p in fastpath._ASSIGNS.values())
 
 
 @pytest.mark.parametrize(

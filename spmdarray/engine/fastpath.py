@@ -102,8 +102,8 @@ class Plan:
     ctx : Context
         The operands' communicator context.
     layout : Layout
-        Where the result is computed (every array operand's layout, but for
-        operands every rank holds whole).
+        Where the result is computed (every array operand's layout, or one
+        that places each rank's block of it on that rank).
     block : Box
         This rank's block of ``layout`` (view coordinates).
     owns : bool
@@ -302,9 +302,9 @@ def _assign_plan(dst, value):
 
     It applies where no message moves and no check can fail on some values
     only: ``value`` is a number of a kind the destination dtype takes, or an
-    array of ``dst``'s shape whose view layout is ``dst``'s (each rank copies
-    its own block) or that every rank holds whole (each rank copies its part
-    of it), of a dtype that casts to ``dst``'s within its kind.  Not
+    array of ``dst``'s shape of which each rank holds its block of ``dst``
+    (the same view layout, a replicated array, or one placed alike), of a
+    dtype that casts to ``dst``'s within its kind.  Not
     collective: it reads global shapes, layouts and dtypes only.
     """
     s = dst._s
@@ -321,7 +321,7 @@ def _assign_plan(dst, value):
             or value._map.broadcast_axes
             or vdt.kind not in _SCALAR_INTO
             or not np.can_cast(vdt, ddt, "same_kind")
-            or not (is_whole(value._layout) or view_layout(value._s.layout, value._map) == layout)
+            or not _aligned(value, layout, True)
         ):
             return None
         casts = vdt != ddt
