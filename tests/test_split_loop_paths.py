@@ -24,7 +24,7 @@ from helpers import assert_eq, ref
 from spmdarray.decomposition import process_grid
 
 import spmdarray as sp
-from spmdarray.engine import fastpath
+from spmdarray.engine import dispatch, fastpath
 from spmdarray.settings import FIELDS
 
 DEFAULT = FIELDS["replicate_below"].default
@@ -240,3 +240,41 @@ def test_slices_with_replicated_operands_take_plans():
     assert_eq(got, loop(numpy, a, v, v))
     multiplies = [p for k, p in fastpath._PLANS.items() if k[0] is numpy.multiply]
     assert multiplies and all(p is not None for p in multiplies)
+
+
+@pytest.mark.parametrize(
+    "name, kwargs",
+    [
+        ("sum", {"axis": (1, 2, 3)}),
+        ("sum", {"axis": 0, "keepdims": True}),
+        ("mean", {"axis": (0, 2)}),
+        ("max", {"axis": -1}),
+        ("std", {"axis": 1, "ddof": 1}),
+        ("cumsum", {"axis": 2}),
+    ],
+)
+def test_keyword_reductions_of_replicated_arrays(name, kwargs, monkeypatch):
+    a = ref((4, 3, 2, 5), seed=11)
+    dispatched = []
+    real = dispatch.call_on_replicas
+    monkeypatch.setattr(dispatch, "call_on_replicas", lambda *c: dispatched.append(c) or real(*c))
+    with sp.config.set(replicate_below=DEFAULT):
+        x = sp.asarray(a)
+        got, msgs, colls = _counts(lambda: getattr(sp, name)(x, **kwargs))
+    assert (msgs, colls) == (0, 0)  # NumPy's own call on each rank's copy
+    assert not dispatched  # without the __array_function__ protocol
+    assert_eq(got, getattr(numpy, name)(a, **kwargs))
+
+
+def test_keyword_calls_on_replicas_raise_as_numpy():
+    a = ref((4, 3), seed=12)
+    with sp.config.set(replicate_below=DEFAULT):
+        x = sp.asarray(a)
+        with pytest.raises(numpy.exceptions.AxisError) as got:
+            sp.sum(x, axis=(0, 5))
+    with pytest.raises(numpy.exceptions.AxisError) as want:
+        numpy.sum(a, axis=(0, 5))
+    assert str(got.value) == str(want.value)
+    out = sp.zeros(3)
+    assert_eq(sp.sum(x, axis=0, out=out), a.sum(axis=0))  # out= takes the registered implementation
+    assert_eq(out, a.sum(axis=0))

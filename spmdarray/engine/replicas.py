@@ -45,17 +45,21 @@ def plain_arguments(args, kwargs) -> bool:
     string, None or tuple of ints: no other array type could take NumPy's dispatch.  Not collective."""
     if not args or type(args[0]) is not ndarray:
         return False
-    for a in (*args[1:], *kwargs.values()):
-        t = type(a)
-        if t not in _PLAIN and not (t is tuple and all(type(e) is int for e in a)):
-            return False
-    return True
+    return all(_plain(a) for a in (*args[1:], *kwargs.values()))
 
 
-def direct(func, args):
-    """``func(*args)`` by NumPy on the copies, for a :data:`PURE` function called with
-    positional arguments only, each a spmdarray array on the whole-array lane, a Python
-    scalar, a string or None; else :data:`~spmdarray.core.whole.SLOW` (nothing done).
+def _plain(a) -> bool:
+    """Whether ``a`` is a Python scalar, a string, None or a tuple of ints.  Not collective."""
+    t = type(a)
+    return t in _PLAIN or (t is tuple and all(type(e) is int for e in a))
+
+
+def direct(func, args, kwargs=None):
+    """``func(*args, **kwargs)`` by NumPy on the copies, for a :data:`PURE` function whose
+    positional arguments are each a spmdarray array on the whole-array lane, a Python
+    scalar, a string or None, and whose keywords (not ``out``) are each a Python scalar,
+    a string, None or a tuple of ints (``axis=(1, 2)``); else
+    :data:`~spmdarray.core.whole.SLOW` (nothing done).
 
     Not collective: every rank holds the same copies (it sends nothing).
     """
@@ -75,6 +79,10 @@ def direct(func, args):
             return SLOW
     if ctx is None:
         return SLOW
+    if kwargs:
+        if "out" in kwargs or not all(_plain(v) for v in kwargs.values()):
+            return SLOW
+        return wrap(ctx, backend_of(ctx), func(*locs, **kwargs))
     return wrap(ctx, backend_of(ctx), func(*locs))
 
 

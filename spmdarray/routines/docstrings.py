@@ -350,8 +350,8 @@ def wrap(func, qualname: str, note_key: str | None = None) -> Any:
     if func in PURE:
 
         def wrapper(*args, **kwargs):
-            if not kwargs and func in HANDLED:  # replicated arguments: NumPy's own call, without the dispatch
-                res = direct(func, args)
+            if func in HANDLED:  # replicated arguments: NumPy's own call, without the dispatch
+                res = direct(func, args, kwargs)
                 if res is not SLOW:
                     return res
             return func(*args, **kwargs)
