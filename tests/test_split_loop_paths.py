@@ -10,7 +10,12 @@
   ``w[:-1, :, k]`` anchor small results where they live
   (``core.placement._loop_slice``): each step exchanges one halo row instead
   of redistributing or gathering.
+- An operation whose operand holds each rank's block of the result without
+  having its layout (a replicated vector, or one split as a column is) takes
+  the cached plan too, and pure functions on replicated arrays with plain
+  keywords (``np.sum(x, axis=(1, 2, 3))``) are NumPy's call on the copies.
 
+Every test runs with the default ``replicate_below`` and with every array split.
 Run at 1, 2, 3 and 4 ranks::
 
     mpiexec -n 3 python -m pytest -q tests/test_split_loop_paths.py
