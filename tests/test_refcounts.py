@@ -134,6 +134,7 @@ def test_temporaries_are_reused_where_the_count_tells(monkeypatch):
         return out
 
     monkeypatch.setattr(operators, "_maybe_reuse", spy)
+    monkeypatch.setattr(operators, "MIN_ELIDE_BYTES", 0)  # small arrays too
     # eager: a deferred sum is no allocation to reuse; the engine's path, not NumPy's own call
     with sp.config.set(fuse=False, whole_lane=False):
         a = _fresh()
@@ -181,3 +182,25 @@ def test_resize_refuses_an_array_another_view_holds():
     del v
     a.resize((8,))
     assert_eq(a, numpy.concatenate([numpy.arange(6.0), [0.0, 0.0]]), exact=True)
+
+
+def test_only_temporaries_of_numpys_threshold_are_reused(monkeypatch):
+    if not operators._TEMP_COUNT:
+        pytest.skip("temporary elision is off on this interpreter (by design)")
+    reused = []
+    original = operators._maybe_reuse
+
+    def spy(ufunc, a, b, args):
+        out = original(ufunc, a, b, args)
+        reused.append((a.size, out is not None))
+        return out
+
+    monkeypatch.setattr(operators, "_maybe_reuse", spy)
+    n = operators.MIN_ELIDE_BYTES // 8
+    with sp.config.set(fuse=False, whole_lane=False):
+        for size in (n - 1, n):
+            a = sp.ones(size)
+            d = (a + 1) * 0.5  # the sum is a temporary: reused from NumPy's threshold on
+            assert_eq(d, numpy.ones(size), exact=True)
+            assert_eq(a, numpy.ones(size), exact=True)
+    assert reused == [(n, True)]  # the smaller one is not even considered

@@ -2,8 +2,8 @@
 
 Each operator calls the elementwise engine (``registry.ops.elementwise``).  When an operand is a
 *temporary* (the unnamed result of a previous operation: ``(a + b) * 0.2``)
-of the result's dtype and layout, its allocation is reused for the result,
-as NumPy does.
+of the result's dtype and layout and of at least :data:`MIN_ELIDE_BYTES`,
+its allocation is reused for the result, as NumPy does.
 
 A temporary is recognised by its reference count, and only where that count
 can tell: the operator method must have been called by the binary-operator
@@ -19,6 +19,7 @@ doubt means a copy, never an overwritten named array.
 from __future__ import annotations
 
 import dis
+import math
 import sys
 
 import numpy as np
@@ -66,6 +67,12 @@ _BINARY_OPCODES = frozenset(dis.opmap[n] for n in _INSTRUCTIONS if n in dis.opma
 _TEMP_COUNT: dict[str, int] = {}
 _calibrating: dict | None = None
 
+#: Smallest temporary (global bytes) whose allocation is reused, NumPy's own threshold
+#: (``NPY_MIN_ELIDE_BYTES``): below it the checks cost more than the allocation they save
+#: (about a sixth of a loop over rows of a split array).  Decided on global sizes, so
+#: alike on every rank.
+MIN_ELIDE_BYTES = 256 * 1024
+
 
 def _called_by_operator() -> bool:
     """Whether the operator method calling ``_apply`` runs for a binary-operator instruction.
@@ -86,7 +93,13 @@ def _apply(ufunc, a, b, path: str):
         return None
     out = None
     limit = _TEMP_COUNT.get(path)
-    temp = limit is not None and count <= limit and _called_by_operator() and _reusable(a)
+    temp = (
+        limit is not None
+        and count <= limit
+        and math.prod(a._map.shape) * a._s.dtype.itemsize >= MIN_ELIDE_BYTES
+        and _called_by_operator()
+        and _reusable(a)
+    )
     args = (a, b) if path == "l" else (b, a)
     if temp:
         out = _maybe_reuse(ufunc, a, b, args)
