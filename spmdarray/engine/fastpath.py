@@ -168,6 +168,8 @@ def _key(func, args, out):
         elif t is int:
             # What decides NumPy's overflow errors: int8 holds -128 (~a == 127), not -129.
             k.append(a.bit_length() if a >= 0 else -1 - (~a).bit_length())
+        elif isinstance(a, np.generic):  # ``numpy.float64(0.5) * x``: ``_arg_key``'s key, directly
+            k.append(("scalar", (t, a.dtype)))
         else:
             ak = _arg_key(a)
             if ak is _UNKEYED or isinstance(a, np.ndarray):
