@@ -83,8 +83,11 @@ def remember_view(layout: Layout, vmap: ViewMap, hk, hit: tuple) -> None:
 
 
 def view_of_key(layout: Layout, vmap: ViewMap, key, hk=None) -> tuple[ViewMap, Layout, bool]:
-    """``(view map, view layout, scalar)`` of basic index ``key`` into a view ``vmap`` of a
-    base array laid out as ``layout``.  Not collective.
+    """``(view map, view layout or None, scalar)`` of basic index ``key`` into a view ``vmap``
+    of a base array laid out as ``layout``.  Not collective.
+
+    The layout is None for a key of Python ints and slices: the caller leaves the
+    view's ``_lay`` unset (None), and ``ndarray._layout`` makes it when first read.
 
     ``scalar`` says whether NumPy gives a scalar (a 0-d result from integers only).
     Raises ``NotImplementedError`` for advanced indices and NumPy's ``IndexError``
@@ -102,7 +105,9 @@ def view_of_key(layout: Layout, vmap: ViewMap, key, hk=None) -> tuple[ViewMap, L
     nkey = _plain_key(key, vmap.shape)
     if nkey is not None:  # (Python ints and slices only: a new ``a[lo:hi]`` in each step of a loop)
         view = vmap.getitem(nkey)
-        hit = (view, view_layout(layout, view), not view.shape)
+        # (The layout is left to ``ndarray._layout``, made when first asked for: a small
+        # product of split vectors reads their copies and never asks.)
+        hit = (view, None, not view.shape)
         if hk is not None:
             if len(_VIEWS) >= _MAX_VIEWS:
                 _VIEWS.clear()
