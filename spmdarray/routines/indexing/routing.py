@@ -227,7 +227,8 @@ def _rows_in_rank_order(lay: Layout) -> bool:
     return covered == lay.shape[0]
 
 
-#: (id of the mask's storage, its version, its view map) -> (the storage, per-rank counts)
+#: (id of the mask's storage, its version, its view map) -> (the storage, per-rank counts); the
+#: storage is held so that its id is not reused while the entry lives
 _COUNTS: dict = {}
 
 
@@ -256,7 +257,7 @@ def masked_rows(x, mask):
         counts = np.array([vals.shape[0]], np.int64)
     else:
         counts = allgather_counts(ctx.comm, int(vals.shape[0]))
-        if len(_COUNTS) >= 8:
+        if len(_COUNTS) >= 2:  # (the entries keep their masks' storages alive: two at most)
             _COUNTS.clear()
         _COUNTS[key] = (ms, counts)
     return _wrap(ctx, vals, counts)
