@@ -92,8 +92,9 @@ def matmul(a, b, out=None, **kwargs):
                 # Two small vectors, one of them split (``L[i, :i] @ x[:i]`` in a row loop): NumPy's
                 # product of whole copies, as ``matmul_2d`` computes it, each split one served from
                 # its region copy (one collective on a miss, then none along a read-only sweep).
-                va = _whole_vector(a)
-                vb = _whole_vector(b) if va is not None else None
+                # (A copy the lane gave above is used as it is.)
+                va = _whole_vector(a) if va is None else va
+                vb = (_whole_vector(b) if vb is None else vb) if va is not None else None
                 if vb is not None:
                     return np.matmul(va, vb)
         res = call_on_replicas(np.matmul, (a, b), kwargs)
