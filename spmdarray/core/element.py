@@ -442,7 +442,9 @@ def read_element(st, base):
     replicated array, or one rank) or when a current copy of its region
     exists; else one collective gathers the element's row (or the owner's
     stretch of it, at most 4096 elements), kept as a copy for the reads that
-    follow.
+    follow.  A longer row is read from a current copy of it when one exists (a
+    row block that a slice of the row brought), else the element is broadcast
+    by its owner.
     """
     lay = st.layout
     if _every_rank_holds(lay):
@@ -450,14 +452,96 @@ def read_element(st, base):
         if st.be.is_device or st.dtype.kind == "V":
             v = st.be.to_host(v).reshape(()).copy()[()]
         return v
+    if st.copies is not None and not st.be.is_device and len(base) > 1 and st.dtype.kind != "V":
+        v = _run_read(st, base)
+        if v is not NOT_ELEMENT:
+            return v
     region = _element_region(lay, base) if st.dtype.kind != "V" else None
     if region is not None:
         e, pre = _region(st, region[0])
         return _pick(e[1], pre, region[1])
+    if st.copies:  # a row too long to gather for one element, but copied already (``L[i, i]`` after ``L[i, :i]``)
+        hit = _current(st, _row_region(lay, base[:-1]))
+        if hit is not None:
+            return _pick(hit[0][1], hit[1], (base[-1],))
     ctx = st.ctx
     root, _ = _owner(lay, base, ctx.rank)
     data = st.be.to_host(st.alloc[_local(st, base)]) if ctx.rank == root else None
     return bcast_array(ctx, data, root, (), st.dtype)[()]
+
+
+#: id(storage) -> [storage, last base index read, its step from the one before, run or None]
+#: for the element reads of split arrays (:func:`_run_read`); the storage itself is kept
+#: so that its id is not reused while the entry lives.
+_RUNS: dict = {}
+_MAX_RUNS = 8
+
+
+def _run_read(st, base):
+    """The element at ``base`` from a *run*, or :data:`NOT_ELEMENT` to read it otherwise.
+
+    A run is the elements ``base + t * step`` for ``t`` below a length, gathered
+    from their owner with one ``Bcast`` when two reads in a row stepped by
+    ``step`` along a row-split axis (a diagonal ``a[i, i]``, a column
+    ``a[i, j]`` for ``i`` in a loop) and the next element is not in a current
+    copy.  A row walk (a step along the last axis only) is left to the row
+    copies.  The run stays within the owner's block and doubles at each new
+    run, up to ``_REGION`` elements, while the storage is unwritten; after a
+    write it starts again from one element.  Collective (every rank reads alike
+    and keeps the same record, so every rank takes the same branch).
+    """
+    h = _RUNS.get(id(st))
+    if h is None or h[0] is not st:
+        if len(_RUNS) >= _MAX_RUNS:
+            del _RUNS[next(iter(_RUNS))]
+        _RUNS[id(st)] = [st, base, None, None]
+        return NOT_ELEMENT
+    last = h[1]
+    step = tuple([b - a for a, b in zip(last, base)])
+    run = h[3]
+    if run is not None and run[0] == st.version:
+        t = _on_run(run, base)
+        if t is not None:
+            h[1], h[2] = base, step
+            return run[4][t]
+    known = step == h[2]
+    h[1], h[2] = base, step
+    if not known or not any(step[:-1]) or max(map(abs, step)) > 1:
+        return NOT_ELEMENT
+    lay = st.layout
+    region = _element_region(lay, base)
+    if region is not None and _current(st, region[0]) is not None:
+        return NOT_ELEMENT  # (the row copies serve it)
+    n = min(2 * len(run[4]), _REGION) if run is not None and run[0] == st.version else 1
+    root, _ = _owner(lay, base, st.ctx.rank)
+    for (lo, hi), b, d in zip(lay.block(root), base, step):
+        if d > 0:
+            n = min(n, (hi - 1 - b) // d + 1)
+        elif d < 0:
+            n = min(n, (b - lo) // -d + 1)
+    data = None
+    if st.ctx.rank == root:
+        t = np.arange(n)
+        idx = tuple(t * d + (b - o) for b, d, o in zip(base, step, st.origin))
+        data = st.alloc[idx]
+    vals = bcast_array(st.ctx, data, root, (n,), st.dtype)
+    h[3] = (st.version, base, step, n, vals)
+    return vals[0]
+
+
+def _on_run(run, base) -> int | None:
+    """The position of ``base`` on ``run`` (see :func:`_run_read`), or None."""
+    _, start, step, n, _ = run
+    t = None
+    for b, a, d in zip(base, start, step):
+        if d:
+            q, r = divmod(b - a, d)
+            if r or not 0 <= q < n or (t is not None and q != t):
+                return None
+            t = q
+        elif b != a:
+            return None
+    return t
 
 
 _PROBES: dict = {}
