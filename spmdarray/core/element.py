@@ -510,8 +510,9 @@ def _run_read(st, base):
         return NOT_ELEMENT
     lay = st.layout
     region = _element_region(lay, base)
-    if region is not None and _current(st, region[0]) is not None:
-        return NOT_ELEMENT  # (the row copies serve it)
+    hit = _current(st, region[0]) if region is not None else None
+    if hit is not None:
+        return _pick(hit[0][1], hit[1], region[1])  # (the row copies serve it)
     n = min(2 * len(run[4]), _REGION) if run is not None and run[0] == st.version else 1
     root, _ = _owner(lay, base, st.ctx.rank)
     for (lo, hi), b, d in zip(lay.block(root), base, step):

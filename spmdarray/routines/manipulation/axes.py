@@ -83,9 +83,14 @@ def expand_dims(a, axis):
     return _view(a, tuple(None if k in new else slice(None) for k in range(nd)))
 
 
+_REVERSED = (slice(None, None, -1), Ellipsis)
+
+
 @implements(np.flip)
 def flip(m, axis=None):
     """View with the order of elements reversed along ``axis`` (all axes by default).  Not collective."""
+    if axis is None and m.ndim == 1:
+        return m[_REVERSED]  # (``np.flip(r[:k])`` in a loop: the key made once)
     axes = set(range(m.ndim)) if axis is None else set(normalize_axis_tuple(axis, m.ndim))
     return _view(m, tuple(slice(None, None, -1) if k in axes else slice(None) for k in range(m.ndim)))
 
