@@ -75,7 +75,7 @@ FIELDS: dict[str, Field] = {
         1, None, None, True, "Ghost cells per side of each partitioned axis for arrays created afterwards.", "layout"
     ),
     "replicate_below": _F(
-        1 << 16,
+        1 << 18,
         "SPMDARRAY_REPLICATE_BELOW",
         int,
         True,

@@ -145,6 +145,30 @@ def test_threshold_and_growth():
         assert_eq(big, _a((9,), 5)[:, None] * numpy.arange(12.0), exact=True)
 
 
+def test_default_threshold_keeps_loop_sized_matrices_whole():
+    # 2 MiB of float64: a 300 x 300 matrix (npbench's cholesky at preset M) is replicated, and
+    # an element loop over it sends nothing at any rank count.
+    assert DEFAULT == 1 << 18
+    with config.set(replicate_below=DEFAULT):
+        assert _whole(sp.zeros((512, 511)))
+        assert not _whole(sp.zeros((512, 512))) or sp.zeros(1).comm.Get_size() == 1
+        m = _a((300, 300), 9)
+        a = m @ m.T + 300 * numpy.eye(300)
+        x = sp.array(a)
+        assert _whole(x)
+        with sp.comm_stats() as st:
+            for i in range(1, 6):
+                for j in range(i):
+                    x[i, j] -= sp.dot(x[i, :j], x[j, :j])
+                    x[i, j] /= x[j, j]
+        assert (st.messages_sent, st.collectives) == (0, 0)
+    for i in range(1, 6):
+        for j in range(i):
+            a[i, j] -= numpy.dot(a[i, :j], a[j, :j])
+            a[i, j] /= a[j, j]
+    assert_eq(x, a, exact=True)
+
+
 def test_replica_meets_split_array():
     with config.set(replicate_below=50):
         a = _a((10, 8), 6)

@@ -68,7 +68,7 @@ def _recurrence(xp, img):
     return z
 
 
-@pytest.mark.parametrize("shape", [(700, 130), (301, 257)])
+@pytest.mark.parametrize("shape", [(2800, 130), (1201, 257)])
 def test_row_and_column_recurrences_match_numpy(shape):
     a = ref(shape, seed=3)
     x = sp.asarray(a)
@@ -80,10 +80,10 @@ def test_row_and_column_recurrences_match_numpy(shape):
 
 
 def test_slice_assignments_move_nothing():
-    a = ref((600, 120), seed=1)
-    x, y = sp.asarray(a), sp.zeros((600, 120))
-    yn = numpy.zeros((600, 120))
-    small = ref((600,), seed=2)  # replicated (small): each rank copies its rows of it
+    a = ref((2400, 120), seed=1)
+    x, y = sp.asarray(a), sp.zeros((2400, 120))
+    yn = numpy.zeros((2400, 120))
+    small = ref((2400,), seed=2)  # replicated (small): each rank copies its rows of it
     s = sp.asarray(small)
     x[:, 0]  # the view maps are cached before counting
 
@@ -118,7 +118,7 @@ def test_slice_assignments_move_nothing():
     ],
 )
 def test_scalar_assignments_cast_as_numpy(dst_dtype, value):
-    shape = (300, 250)
+    shape = (1200, 250)
     yn = numpy.zeros(shape, dst_dtype)
     y = sp.zeros(shape, dst_dtype)
     with numpy.errstate(over="ignore"):
@@ -131,25 +131,25 @@ def test_scalar_assignments_cast_as_numpy(dst_dtype, value):
 
 @pytest.mark.parametrize("value", [128, -1, -129])
 def test_out_of_range_python_int_raises_as_numpy(value):
-    y = sp.zeros((300, 250), numpy.uint8 if value == -1 else numpy.int8)
-    yn = numpy.zeros((300, 250), y.dtype)
+    y = sp.zeros((1200, 250), numpy.uint8 if value == -1 else numpy.int8)
+    yn = numpy.zeros((1200, 250), y.dtype)
     with pytest.raises(OverflowError) as want:
         yn[:, 3] = value
     with pytest.raises(OverflowError) as got:
         y[:, 3] = value
     assert str(got.value) == str(want.value)
     y[:, 3] = 5  # a fitting value of another bit length still takes the plan
-    assert_eq(y[:, 3], numpy.full(300, 5, y.dtype))
+    assert_eq(y[:, 3], numpy.full(1200, 5, y.dtype))
 
 
 def test_nan_into_integers_raises_on_every_rank():
-    y = sp.zeros((300, 250), numpy.int64)
+    y = sp.zeros((1200, 250), numpy.int64)
     with pytest.raises(ValueError, match="NaN"):
         y[:, 3] = float("nan")
 
 
 def test_array_casts_and_overflow_errors():
-    shape = (400, 200)
+    shape = (1600, 200)
     a = ref(shape, seed=4) * 1e300
     x = sp.asarray(a)
     y, yn = sp.zeros(shape, numpy.float32), numpy.zeros(shape, numpy.float32)
@@ -165,7 +165,7 @@ def test_array_casts_and_overflow_errors():
 
 
 def test_overlapping_assignments_copy_first():
-    a = ref((500, 140), seed=5)
+    a = ref((2000, 140), seed=5)
     x, xn = sp.asarray(a), a.copy()
     for j in range(1, 140):
         x[1:, j] = x[:-1, j]  # the same storage: as if the value were copied first
@@ -176,12 +176,12 @@ def test_overlapping_assignments_copy_first():
 
 
 def test_assignment_plans_are_cached():
-    x = sp.zeros((500, 140))
+    x = sp.zeros((2000, 140))
     fastpath._ASSIGNS.clear()
     with sp.config.set(whole_lane=False):  # on one rank too
         for j in range(140):
             x[:, j] = 1.5
-    assert_eq(x, numpy.full((500, 140), 1.5))
+    assert_eq(x, numpy.full((2000, 140), 1.5))
     if x._st.be.is_device:  # (the assignment plans are for host blocks)
         return
     assert len(fastpath._ASSIGNS) == 140  # one view map per column, one plan each
@@ -212,7 +212,7 @@ def _staggered(xp, w, c, u):
 
 
 def test_staggered_slabs_exchange_halo_rows(below):
-    n, m, kk = 60, 60, 40
+    n, m, kk = 120, 60, 40
     wn, cn, un = ref((n + 1, m, kk), seed=6), ref((n, m, kk), seed=7), ref((n, m, kk), seed=8)
     w, c, u = sp.asarray(wn), sp.asarray(cn), sp.asarray(un)
     got, msgs, colls = _counts(lambda: _staggered(sp, w, c, u))
@@ -229,7 +229,7 @@ def test_staggered_slabs_exchange_halo_rows(below):
 
 
 def test_slices_with_replicated_operands_take_plans():
-    a, v = ref((600, 120), seed=9), ref((600,), seed=10)
+    a, v = ref((2400, 120), seed=9), ref((2400,), seed=10)
     x, vs = sp.asarray(a), sp.asarray(v)
     with sp.config.set(replicate_below=DEFAULT):
         small = sp.asarray(v)  # replicated: each rank reads its rows of its own copy
