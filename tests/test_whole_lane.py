@@ -769,3 +769,21 @@ def test_a_deferred_mask_on_one_rank_indexes_on_the_lane():
         z[idx] = 0.0
         a[abs(a) > 0.5] = 0.0
         assert_eq(z, a, exact=True)
+
+
+def test_copies_are_new_arrays(below):
+    a = ref((6, 5), float, 21)
+    x = sp.asarray(a)
+    y = x[::2, 1:].copy()  # a view's copy: its own storage
+    b = sp.broadcast_to(x[0], (3, 5)).copy()  # a broadcast view's copy: writable, whole
+    y[0, 0] = -1.0
+    b[1, 2] = -2.0
+    z = x.T.copy()
+    ya, ba = a[::2, 1:].copy(), numpy.broadcast_to(a[0], (3, 5)).copy()
+    ya[0, 0] = -1.0
+    ba[1, 2] = -2.0
+    assert_eq(x, a, exact=True)
+    assert_eq(y, ya, exact=True)
+    assert_eq(b, ba, exact=True)
+    assert_eq(z, a.T, exact=True)
+    assert y.layout == sp.zeros(y.shape).layout or not below  # replicated like a new array

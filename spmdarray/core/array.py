@@ -36,6 +36,7 @@ from spmdarray.core.whole import (
     stores_back,
     ufunc_call,
     whole_copy,
+    wrap,
 )
 from spmdarray.decomposition import Layout, ViewMap, view_layout
 from spmdarray.settings import config
@@ -610,7 +611,11 @@ class ndarray(OperatorsMixin, InteropMixin):  # noqa: N801 - NumPy's name
         A ``broadcast_to`` view is copied into a balanced layout instead (its
         repeated axes are not split, so its own layout would not spread them).
         """
-
+        c = self._loc
+        if c is not None and c[0] == id(self._s) and c[2] and (v := c[1]) is not None and config.whole_lane:
+            if v.size < config.replicate_below:  # replicated: NumPy's copy of the copy, replicated
+                s = self._s
+                return wrap(s.ctx, s.be, v.copy())
         if self._map.broadcast_axes:
             out = ops.empty(self.shape, self.dtype, comm=self._st.ctx)
         else:
