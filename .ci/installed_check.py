@@ -52,8 +52,8 @@ def main(site, ranks):
     version = importlib.metadata.version("spmdarray")
     check(sp.__version__ == version, f"spmdarray.__version__ is {sp.__version__}, its metadata says {version}")
 
-    # Past config.replicate_below (65536 elements): the grid is split over the ranks.
-    n, iters = 300, 6
+    # Past config.replicate_below (262,144 elements): the grid is split over the ranks.
+    n, iters = 600, 6
     ref = numpy.random.default_rng(7).random((n + 2, n + 2))
     grid = sp.asarray(ref)
     check(grid.comm.size == ranks, f"the grid is on {grid.comm.size} ranks, not {ranks}")
