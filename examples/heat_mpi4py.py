@@ -13,7 +13,7 @@ import numpy as np
 from mpi4py import MPI
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-parser.add_argument("-N", type=int, default=400, help="interior rows (default 400)")
+parser.add_argument("-N", type=int, default=1000, help="interior rows (default 1000)")
 parser.add_argument("-M", type=int, default=300, help="columns, boundary included (default 300)")
 parser.add_argument("--steps", type=int, default=50, help="time steps (default 50)")
 parser.add_argument("--out", help="save the final interior rows (.npy) from rank 0")
