@@ -444,7 +444,8 @@ def read_element(st, base):
     stretch of it, at most 4096 elements), kept as a copy for the reads that
     follow.  A longer row is read from a current copy of it when one exists (a
     row block that a slice of the row brought), else the element is broadcast
-    by its owner.
+    by its owner.  Misses that walk a diagonal or a column are served by runs
+    (:func:`_run_miss`).
     """
     lay = st.layout
     if _every_rank_holds(lay):
@@ -452,43 +453,57 @@ def read_element(st, base):
         if st.be.is_device or st.dtype.kind == "V":
             v = st.be.to_host(v).reshape(()).copy()[()]
         return v
-    if st.copies is not None and not st.be.is_device and len(base) > 1 and st.dtype.kind != "V":
-        v = _run_read(st, base)
-        if v is not NOT_ELEMENT:
-            return v
+    runs = st.copies is not None and len(base) > 1 and not st.be.is_device and st.dtype.kind != "V"
+    if runs:
+        h = _RUNS.get(id(st))
+        if h is not None and h[0] is st and (run := h[3]) is not None and run[0] == st.version:
+            t = _on_run(run, base)
+            if t is not None:
+                return run[4][t]
     region = _element_region(lay, base) if st.dtype.kind != "V" else None
     if region is not None:
-        e, pre = _region(st, region[0])
-        return _pick(e[1], pre, region[1])
-    if st.copies:  # a row too long to gather for one element, but copied already (``L[i, i]`` after ``L[i, :i]``)
+        hit = _current(st, region[0])
+        if hit is not None:
+            return _pick(hit[0][1], hit[1], region[1])
+    elif st.copies:  # a row too long to gather for one element, but copied already (``L[i, i]`` after ``L[i, :i]``)
         hit = _current(st, _row_region(lay, base[:-1]))
         if hit is not None:
             return _pick(hit[0][1], hit[1], (base[-1],))
+    if runs:
+        v = _run_miss(st, base)
+        if v is not NOT_ELEMENT:
+            return v
+    if region is not None:
+        e, pre = _region(st, region[0])
+        return _pick(e[1], pre, region[1])
     ctx = st.ctx
     root, _ = _owner(lay, base, ctx.rank)
     data = st.be.to_host(st.alloc[_local(st, base)]) if ctx.rank == root else None
     return bcast_array(ctx, data, root, (), st.dtype)[()]
 
 
-#: id(storage) -> [storage, last base index read, its step from the one before, run or None]
-#: for the element reads of split arrays (:func:`_run_read`); the storage itself is kept
-#: so that its id is not reused while the entry lives.
+#: id(storage) -> [storage, base index of the last missed read, unit step from the miss
+#: before, run or None] for the element reads of split arrays (:func:`_run_miss`); the
+#: storage itself is kept so that its id is not reused while the entry lives.
 _RUNS: dict = {}
 _MAX_RUNS = 8
+_FIRST_RUN = 4  # elements in a storage's first run (and in the first after a write)
 
 
-def _run_read(st, base):
-    """The element at ``base`` from a *run*, or :data:`NOT_ELEMENT` to read it otherwise.
+def _run_miss(st, base):
+    """The element at ``base``, missing from every current copy, from a new *run*; or
+    :data:`NOT_ELEMENT` to read it otherwise.
 
-    A run is the elements ``base + t * step`` for ``t`` below a length, gathered
-    from their owner with one ``Bcast`` when two reads in a row stepped by
-    ``step`` along a row-split axis (a diagonal ``a[i, i]``, a column
-    ``a[i, j]`` for ``i`` in a loop) and the next element is not in a current
-    copy.  A row walk (a step along the last axis only) is left to the row
-    copies.  The run stays within the owner's block and doubles at each new
-    run, up to ``_REGION`` elements, while the storage is unwritten; after a
-    write it starts again from one element.  Collective (every rank reads alike
-    and keeps the same record, so every rank takes the same branch).
+    A run is the elements ``base + t * step`` for ``t`` below a length, broadcast
+    by their owner in one ``Bcast``.  It is gathered when the last two misses
+    stepped the same unit direction ``step`` (each component -1, 0 or 1) across
+    rows: a diagonal ``a[i, i]``, a column ``a[i, j]`` or an anti-diagonal
+    walked in a loop, where gathering each element's row (and the rows after it)
+    moves the whole matrix for one element per row.  A walk along a row is left
+    to the row copies.  A run stays within the owner's block and has twice the
+    length of the last while the storage is unwritten, up to ``_REGION``
+    elements.  Collective: every rank misses alike and keeps the same record,
+    so every rank takes the same branch.
     """
     h = _RUNS.get(id(st))
     if h is None or h[0] is not st:
@@ -496,24 +511,14 @@ def _run_read(st, base):
             del _RUNS[next(iter(_RUNS))]
         _RUNS[id(st)] = [st, base, None, None]
         return NOT_ELEMENT
-    last = h[1]
-    step = tuple([b - a for a, b in zip(last, base)])
-    run = h[3]
-    if run is not None and run[0] == st.version:
-        t = _on_run(run, base)
-        if t is not None:
-            h[1], h[2] = base, step
-            return run[4][t]
-    known = step == h[2]
+    step = _unit([b - a for a, b in zip(h[1], base)])
+    known = step is not None and step == h[2]
     h[1], h[2] = base, step
-    if not known or not any(step[:-1]) or max(map(abs, step)) > 1:
+    if not known:
         return NOT_ELEMENT
+    run = h[3]
+    n = min(2 * run[3], _REGION) if run is not None and run[0] == st.version else _FIRST_RUN
     lay = st.layout
-    region = _element_region(lay, base)
-    hit = _current(st, region[0]) if region is not None else None
-    if hit is not None:
-        return _pick(hit[0][1], hit[1], region[1])  # (the row copies serve it)
-    n = min(2 * len(run[4]), _REGION) if run is not None and run[0] == st.version else 1
     root, _ = _owner(lay, base, st.ctx.rank)
     for (lo, hi), b, d in zip(lay.block(root), base, step):
         if d > 0:
@@ -523,11 +528,21 @@ def _run_read(st, base):
     data = None
     if st.ctx.rank == root:
         t = np.arange(n)
-        idx = tuple(t * d + (b - o) for b, d, o in zip(base, step, st.origin))
-        data = st.alloc[idx]
+        data = st.alloc[tuple(t * d + (b - o) for b, d, o in zip(base, step, st.origin))]
     vals = bcast_array(st.ctx, data, root, (n,), st.dtype)
     h[3] = (st.version, base, step, n, vals)
     return vals[0]
+
+
+def _unit(step: list) -> tuple | None:
+    """``step`` divided by the greatest common divisor of its components when that gives
+    components of -1, 0 or 1 with a non-zero one before the last (a step across rows);
+    else None."""
+    g = max(abs(d) for d in step)
+    if not g or any(d and abs(d) != g for d in step):
+        return None
+    unit = tuple([d // g for d in step])
+    return unit if any(unit[:-1]) else None
 
 
 def _on_run(run, base) -> int | None:
