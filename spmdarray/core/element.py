@@ -456,10 +456,13 @@ def read_element(st, base):
     runs = st.copies is not None and len(base) > 1 and not st.be.is_device and st.dtype.kind != "V"
     if runs:
         h = _RUNS.get(id(st))
-        if h is not None and h[0] is st and (run := h[3]) is not None and run[0] == st.version:
-            t = _on_run(run, base)
-            if t is not None:
-                return run[4][t]
+        if h is not None and h[0] is st:
+            h[4] += 1  # (reads since the last miss)
+            run = h[3]
+            if run is not None and run[0] == st.version:
+                t = _on_run(run, base)
+                if t is not None:
+                    return run[4][t]
     region = _element_region(lay, base) if st.dtype.kind != "V" else None
     if region is not None:
         hit = _current(st, region[0])
@@ -483,8 +486,9 @@ def read_element(st, base):
 
 
 #: id(storage) -> [storage, base index of the last missed read, unit step from the miss
-#: before, run or None] for the element reads of split arrays (:func:`_run_miss`); the
-#: storage itself is kept so that its id is not reused while the entry lives.
+#: before (None unless it was a sparse walk), run or None, reads since the last miss] for
+#: the element reads of split arrays (:func:`_run_miss`); the storage itself is kept so
+#: that its id is not reused while the entry lives.
 _RUNS: dict = {}
 _MAX_RUNS = 8
 _FIRST_RUN = 4  # elements in a storage's first run (and in the first after a write)
@@ -497,23 +501,28 @@ def _run_miss(st, base):
     A run is the elements ``base + t * step`` for ``t`` below a length, broadcast
     by their owner in one ``Bcast``.  It is gathered when the last two misses
     stepped the same unit direction ``step`` (each component -1, 0 or 1) across
-    rows: a diagonal ``a[i, i]``, a column ``a[i, j]`` or an anti-diagonal
-    walked in a loop, where gathering each element's row (and the rows after it)
-    moves the whole matrix for one element per row.  A walk along a row is left
-    to the row copies.  A run stays within the owner's block and has twice the
-    length of the last while the storage is unwritten, up to ``_REGION``
-    elements.  Collective: every rank misses alike and keeps the same record,
-    so every rank takes the same branch.
+    rows, each with at most one read per row stepped: a diagonal ``a[i, i]``, a
+    column ``a[i, j]`` or an anti-diagonal walked in a loop, where gathering
+    each element's row (and the rows after it) moves the whole matrix for one
+    element per row.  A loop that reads each row's copy many times (Gauss-Seidel
+    along rows) keeps its row copies, and a walk along a row is left to them.
+    A run stays within the owner's block and has twice the length of the last
+    while the storage is unwritten, up to ``_REGION`` elements.  Collective:
+    every rank misses alike and keeps the same record, so every rank takes the
+    same branch.
     """
     h = _RUNS.get(id(st))
     if h is None or h[0] is not st:
         if len(_RUNS) >= _MAX_RUNS:
             del _RUNS[next(iter(_RUNS))]
-        _RUNS[id(st)] = [st, base, None, None]
+        _RUNS[id(st)] = [st, base, None, None, 0]
         return NOT_ELEMENT
-    step = _unit([b - a for a, b in zip(h[1], base)])
+    diff = [b - a for a, b in zip(h[1], base)]
+    step = _unit(diff)
+    if step is not None and h[4] > max(map(abs, diff)):
+        step = None  # more reads than rows stepped: the row copies serve the loop
     known = step is not None and step == h[2]
-    h[1], h[2] = base, step
+    h[1], h[2], h[4] = base, step, 0
     if not known:
         return NOT_ELEMENT
     run = h[3]
