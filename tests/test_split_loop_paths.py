@@ -72,7 +72,9 @@ def _recurrence(xp, img):
 def test_row_and_column_recurrences_match_numpy(shape):
     a = ref(shape, seed=3)
     x = sp.asarray(a)
-    got, msgs, colls = _counts(lambda: _recurrence(sp, x))
+    # (A device allocation of a large block agrees with one all-reduce: not what is counted here.)
+    with sp.config.set(agree_allocation_bytes=None):
+        got, msgs, colls = _counts(lambda: _recurrence(sp, x))
     assert_eq(got, _recurrence(numpy, a.copy()))
     assert colls == 0
     if _size() == 1:
