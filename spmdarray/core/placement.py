@@ -15,10 +15,10 @@ from functools import lru_cache
 import numpy as np
 
 from spmdarray.comm import allgather_blocks, bcast_array
-from spmdarray.decomposition import Layout, ViewMap, box_size
+from spmdarray.decomposition import Layout, ViewMap, box_size, unravel
 from spmdarray.settings import config
 
-__all__ = ["default_layout", "gather_view", "is_small", "is_whole", "result_layout"]
+__all__ = ["default_layout", "gather_view", "is_small", "is_whole", "result_layout", "sole_holder", "stretch"]
 
 
 def is_small(shape) -> bool:
@@ -76,7 +76,77 @@ def result_layout(operands, shape: tuple[int, ...], nprocs: int, readable=None) 
             continue
         if m.is_identity or (_loop_slice(a._s.layout, m) and (readable is None or not readable(a))):
             return None
-    return Layout.replicated(shape, nprocs)
+    lone = _one_holder(operands, shape, readable)
+    return lone if lone is not None else Layout.replicated(shape, nprocs)
+
+
+def _one_holder(operands, shape: tuple[int, ...], readable) -> Layout | None:
+    """Owner computes: the layout of a small result whose split operands all lie on one rank.
+
+    Every split operand that no current copy holds (``readable``) must be a view
+    that one rank holds whole, every other rank's block being empty (a window
+    ``x[:, i:i + k, j:j + k, :, None]`` inside one rank's rows), and the same rank
+    for all of them; and one of them must broadcast to a larger shape than its
+    own (a product with a replicated ``w[None]`` that a reduction then sums).
+    The result is then computed there, on the first such operand's layout
+    stretched to the result's shape (:func:`stretch`): the other ranks hold
+    empty blocks and nothing moves.  None (replicate) otherwise: a block of
+    the result's own shape (``ii[:, :k] * jj[:, :k]``) usually feeds
+    whole-array routines (``reshape``, ``repeat``), NumPy's calls on replicas.
+    Not collective; every rank decides alike from the layouts.
+    """
+    found, holder, stretched = None, None, False
+    for a in operands:
+        m = getattr(a, "_map", None)
+        if m is None or is_whole(a._layout) or (readable is not None and readable(a)):
+            continue
+        h = sole_holder(a._layout)
+        if h is None or m.broadcast_axes or (holder is not None and h != holder):
+            return None
+        stretched = stretched or m.shape != shape
+        if found is None:
+            found, holder = a._layout, h
+    return stretch(found, shape) if stretched else None
+
+
+@lru_cache(maxsize=4096)
+def sole_holder(layout: Layout) -> int | None:
+    """The one rank holding any element of a layout that several ranks share, or None.  Not collective.
+
+    None when no rank or more than one rank holds elements (a replicated grid
+    axis of several coordinates has as many holders), or on one rank.
+    """
+    if layout.nprocs == 1:
+        return None
+    holders = [r for r in range(layout.nprocs) if layout.owned_size(r)]
+    return holders[0] if len(holders) == 1 else None
+
+
+@lru_cache(maxsize=4096)
+def stretch(layout: Layout, shape: tuple[int, ...]) -> Layout:
+    """A one-holder operand's layout extended to the broadcast ``shape``.  Not collective.
+
+    New leading axes are whole; a length-1 axis stretched to a longer one is
+    whole, and the grid axis that split it becomes fixed at the holder's
+    coordinate.  The other axes keep their intervals, so the holder's block is
+    the whole result and every other rank's block is empty.
+    """
+    off = len(shape) - layout.ndim
+    holder = sole_holder(layout)
+    coords = unravel(holder, layout.dims)
+    gaxis, gfixed = list(layout.gaxis), list(layout.gfixed)
+    intervals: list = [None] * off
+    for a, n in enumerate(layout.shape):
+        k = layout.grid_axis_of(a)
+        if k is None:
+            intervals.append(None)
+        elif n == 1 and shape[a + off] != 1:
+            gaxis[k], gfixed[k] = None, coords[k]
+            intervals.append(None)
+        else:
+            gaxis[k] = a + off
+            intervals.append(layout.intervals[a])
+    return Layout(tuple(shape), layout.dims, tuple(gaxis), tuple(gfixed), tuple(intervals))
 
 
 #: Elements a view may leave out of a split axis and still span it (see :func:`_loop_slice`).

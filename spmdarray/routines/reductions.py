@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import operator
 import warnings
+from functools import lru_cache
 
 import numpy as np
 
@@ -112,11 +113,43 @@ def _run_probe(fn, dtype, shape, axes, kw: dict):
         return np.asarray(fn(dummy, axis=axes, **kw))
 
 
-def _partial_reduce(name, x, axes, dtype, initial=np._NoValue):
+@lru_cache(maxsize=4096)
+def _lone_layout(lay: Layout, axes: tuple[int, ...]) -> Layout | None:
+    """The layout of a reduction over ``axes`` that its one holder computes alone, or None.  Not collective.
+
+    Where every grid axis the reduction would combine over holds data at one
+    coordinate only (a fixed grid axis, or one splitting a reduced axis whose
+    other intervals are empty: a window inside one rank's rows), that
+    coordinate's ranks hold the whole of the data reduced and the result stays
+    there, fixed at it: nothing is combined and nothing moves.  None when some
+    combine axis has data at several coordinates, or there is none.
+    """
+    gaxes = _combine_axes(lay, axes)
+    if not gaxes:
+        return None
+    fixed = {}
+    for k in gaxes:
+        if lay.gfixed[k] is not None:
+            fixed[k] = lay.gfixed[k]
+            continue
+        full = [c for c, (lo, hi) in enumerate(lay.intervals[lay.gaxis[k]]) if hi > lo]
+        if len(full) != 1:
+            return None
+        fixed[k] = full[0]
+    rlay = lay.reduce(axes, keepdims=True)
+    gfixed = tuple(fixed.get(k, f) for k, f in enumerate(rlay.gfixed))
+    return Layout(rlay.shape, rlay.dims, rlay.gaxis, gfixed, rlay.intervals)
+
+
+def _partial_reduce(name, x, axes, dtype, initial=np._NoValue, lone=False):
     """Combine-ready partials: ndarray with the reduced axes kept (size 1).
 
     ``initial`` is used by min and max only (applying it to every partial is
     harmless there, and it makes empty blocks and empty arrays reducible).
+    With ``lone`` (the result is an array, not a scalar every rank returns), a
+    reduction whose data along the combined grid axes lies at one coordinate is
+    left there (:func:`_lone_layout`): no collective, NumPy's bits from the
+    holder's own reduction of all the data, empty blocks elsewhere.
     """
     ctx = x._s.ctx
     lay = x._layout
@@ -125,6 +158,14 @@ def _partial_reduce(name, x, axes, dtype, initial=np._NoValue):
     if name in ("min", "max") and initial is not np._NoValue:
         kw["initial"] = initial
     res_dtype = _probe(fn, x, axes, keepdims=True, **kw).dtype
+    rlay = _lone_layout(lay, axes) if lone and ctx.size > 1 else None
+    if rlay is not None:
+        be = backend_of(ctx)
+        local = be.empty(tuple(hi - lo for lo, hi in rlay.block(ctx.rank)), res_dtype)
+        with agreement(ctx, errors_may_raise()):  # (every rank joins it, the idle ones too)
+            if rlay.owned_size(ctx.rank):
+                local = _local_reduce(be, fn, x._block, axes, kw, res_dtype)
+        return rlay, local, res_dtype
     rlay = lay.reduce(axes, keepdims=True)
     rshape = tuple(hi - lo for lo, hi in rlay.block(ctx.rank))
 
@@ -402,8 +443,9 @@ def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, ini
     res_dtype = _probe(npfn, x, axes, keepdims=keepdims, **kw).dtype  # NumPy's errors
     if out is not None and not _fetch.is_distributed(out):
         raise TypeError(f"out= must be a spmdarray array, got {type(out).__name__}")
+    lone = keepdims or len(axes) < x.ndim  # an array result may stay on its one holder
     if name in _COMBINE:
-        rlay, local, dt = _partial_reduce(name, x, axes, dtype if name in ("sum", "prod") else None, initial)
+        rlay, local, dt = _partial_reduce(name, x, axes, dtype if name in ("sum", "prod") else None, initial, lone)
         if initial is not np._NoValue:
             op = {"sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maximum}[name]
             local = op(local, initial).astype(res_dtype)
@@ -417,7 +459,7 @@ def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, ini
         acc = np.dtype(np.float32)
     else:
         acc = x.dtype
-    rlay, s, _ = _partial_reduce("sum", x, axes, acc)
+    rlay, s, _ = _partial_reduce("sum", x, axes, acc, lone=lone)
     if name == "mean":
         with np.errstate(invalid="ignore", divide="ignore"):
             local = np.true_divide(s, count) if count else np.full_like(s, np.nan)
@@ -439,7 +481,7 @@ def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, ini
             sq = sq.astype(np.dtype(res_dtype))
     else:
         sq = _engine.elementwise(np.multiply, [d, d], out=(d,))  # d is a temporary: square it in place, as NumPy
-    rlay2, ss, _ = _partial_reduce("sum", sq, axes, acc if dtype is None or not is_complex else None)
+    rlay2, ss, _ = _partial_reduce("sum", sq, axes, acc if dtype is None or not is_complex else None, lone=lone)
     with np.errstate(invalid="ignore", divide="ignore"):
         local = np.true_divide(ss, max(count - ddof, 0))
         if name == "std":
