@@ -51,7 +51,7 @@ from spmdarray.core.array import ndarray
 from spmdarray.core.dtypes import _UNKEYED, _arg_key, _checked_dtypes
 from spmdarray.core.element import direct_access
 from spmdarray.core.fetch import choose_layout
-from spmdarray.core.placement import is_whole
+from spmdarray.core.placement import is_whole, sole_holder
 from spmdarray.core.storage import Storage, _geometry
 from spmdarray.decomposition import ViewMap, cells_to_receive, view_layout
 from spmdarray.engine.device_ufuncs import _on_device
@@ -123,8 +123,8 @@ class Plan:
         backend (for ``config.ghost_width`` as it was when the plan was made)
         and whether its elements are read by direct indexing.
     boxes : list or None
-        Where operands broadcast (each held whole by every rank, or one rank):
-        per argument, the whole box of an array (None for a scalar).  None
+        Where operands broadcast (each held whole by every rank, or by the one rank that
+        computes all of the result): per argument, the whole box of an array (None for a scalar).  None
         where every array has the result's shape and ``block`` applies.
     """
 
@@ -202,12 +202,14 @@ def plan_for(func, args, out):
     if any(a._s.ctx is not ctx or not a.shape or a._map.broadcast_axes for a in arrays):
         return None
     same = all(a.shape == shape for a in arrays)
-    if not same:  # operands broadcast: only where each rank holds every operand and the result whole
-        try:
+    whole = True
+    if not same:  # operands broadcast: only where each rank holds every operand and the result whole,
+        try:  # or where one rank computes it all (below)
             shape = np.broadcast_shapes(*(a.shape for a in arrays))
         except ValueError:
             return None  # the general engine raises NumPy's error
-        if (o is not None and o.shape != shape) or not (ctx.size == 1 or all(is_whole(a._layout) for a in arrays)):
+        whole = ctx.size == 1 or all(is_whole(a._layout) for a in arrays)
+        if (o is not None and o.shape != shape) or (o is not None and not whole):
             return None
     try:
         dtypes = _checked_dtypes(func, args, (o,), None, {}, 1)
@@ -217,7 +219,7 @@ def plan_for(func, args, out):
         return None
     layout = o._layout if o is not None else choose_layout(ctx, args, shape)
     if not same:
-        if ctx.size > 1 and not is_whole(layout):
+        if ctx.size > 1 and not (is_whole(layout) if whole else _one_rank_computes(arrays, layout)):
             return None
         plan = Plan(func, ctx, layout, np.dtype(dtypes[0]))
         plan.boxes = [tuple((0, n) for n in a.shape) if type(a) is ndarray else None for a in args]
@@ -228,6 +230,13 @@ def plan_for(func, args, out):
     if ctx.size > 1 and any(not _aligned(a, layout, a is not o) for a in arrays):
         return None  # some operand needs messages
     return Plan(func, ctx, layout, np.dtype(dtypes[0]))
+
+
+def _one_rank_computes(arrays, layout) -> bool:
+    """Whether one rank holds all of ``layout`` and every operand whole (a window on one rank
+    times a replicated array, see :func:`~spmdarray.core.placement.stretch`).  Not collective."""
+    h = sole_holder(layout)
+    return h is not None and all(view_layout(a._s.layout, a._map).owned_size(h) == a.size for a in arrays)
 
 
 def _remember(table: dict, key, plan):
@@ -273,7 +282,7 @@ def fast(func, args, out):
             st, dst = Storage.blank(plan.ctx, plan.be, plan.layout, plan.dtype, plan.geometry, plan.direct)
         res = ndarray._new(st, plan.vmap)
         res._lay = plan.vlayout
-    if dst is not None:
+    if dst is not None and plan.owns:  # (an idle rank of a one-rank computation: nothing to compute)
         boxes = plan.boxes
         if boxes is None:
             locs = [a._st.view_of(a._map, block) if type(a) is ndarray else a for a in args]

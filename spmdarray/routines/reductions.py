@@ -396,7 +396,8 @@ def _fast_full(name: str, x):
     return be.to_host(_cast(local, dt)).reshape(())[()]
 
 
-def _drop_axes(rlay: Layout, axes) -> Layout:
+@lru_cache(maxsize=4096)
+def _drop_axes(rlay: Layout, axes: tuple[int, ...]) -> Layout:
     return rlay.take_axes(tuple(a for a in range(len(rlay.shape)) if a not in axes))
 
 
