@@ -24,6 +24,7 @@ from spmdarray.decomposition import Layout
 
 import spmdarray as sp
 from spmdarray.core.placement import sole_holder, stretch
+from spmdarray.engine import fastpath
 from spmdarray.settings import FIELDS
 
 
@@ -105,6 +106,9 @@ def test_one_holder_window_sends_nothing():
         got, msgs, colls = _counts(lambda: loop(sp, x, y, out))
     assert_eq(got, loop(numpy, inp, w, ref_out), exact=True)
     assert (msgs, colls) == (0, 0)
+    # The product takes a cached plan: rank 0 computes the window of rows 0-2, the others nothing.
+    plan = fastpath._PLANS.get(fastpath._key(numpy.multiply, (x[:, 0:3, 0:3, :, None], y[None]), None))
+    assert plan is not None and plan.owns == (world()[0] == 0 or size == 1)
 
 
 def test_stretched_layout_keeps_the_holder():
