@@ -220,3 +220,23 @@ def test_copies_are_still_read_whole():
     if world()[1] > 1:
         assert (msgs, colls) == (0, 0)
         assert got._layout.owned_size(got.comm.Get_rank()) == got.size  # replicated
+
+
+def test_out_and_errstate_with_one_holder_reductions():
+    a = ref((3, 12, 5), seed=5)
+    x = _split(a, axis=1)
+    o = sp.zeros((3, 5))  # replicated: every rank receives the holder's result
+    assert sp.sum(x[:, 0:2], axis=1, out=o) is o
+    assert_eq(o, a[:, 0:2].sum(axis=1), exact=True)
+    o2 = _split(numpy.zeros((3, 12, 5)), axis=1)
+    sp.max(x[:, 0:2], axis=1, keepdims=True, out=o2[:, 11:12])  # into the last rank's rows
+    e = numpy.zeros((3, 12, 5))
+    e[:, 11:12] = a[:, 0:2].max(axis=1, keepdims=True)
+    assert_eq(o2, e, exact=True)
+    with numpy.errstate(all="raise"):  # every rank joins the agreement, the idle ones too
+        assert_eq(sp.mean(x[:, 0:2], axis=(1, 2)), a[:, 0:2].mean(axis=(1, 2)), exact=True)
+    big = numpy.full((3, 12, 5), 1e308)
+    y = _split(big, axis=1)
+    for xp, v in ((numpy, big), (sp, y)):  # the holder's sum overflows: every rank raises NumPy's error
+        with pytest.raises(FloatingPointError), numpy.errstate(all="raise"):
+            xp.sum(v[:, 0:2], axis=1)
