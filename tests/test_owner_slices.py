@@ -25,6 +25,7 @@ from spmdarray.decomposition import Layout
 import spmdarray as sp
 from spmdarray.core.placement import sole_holder, stretch
 from spmdarray.engine import fastpath
+from spmdarray.routines import reductions
 from spmdarray.settings import FIELDS
 
 
@@ -109,6 +110,9 @@ def test_one_holder_window_sends_nothing():
     # The product takes a cached plan: rank 0 computes the window of rows 0-2, the others nothing.
     plan = fastpath._PLANS.get(fastpath._key(numpy.multiply, (x[:, 0:3, 0:3, :, None], y[None]), None))
     assert plan is not None and plan.owns == (world()[0] == 0 or size == 1)
+    if size > 1 and not x._st.be.is_device:  # and so does the sum (host blocks)
+        key = next(k for k in reductions._LONE if k[0] == "sum" and k[5] == (1, 2, 3))
+        assert reductions._LONE[key] is not None
 
 
 def test_stretched_layout_keeps_the_holder():

@@ -396,6 +396,69 @@ def _fast_full(name: str, x):
     return be.to_host(_cast(local, dt)).reshape(())[()]
 
 
+#: (name, context, base layout, view map, dtype, axis, keepdims) -> _LonePlan, or None where it does not apply.
+_LONE: dict = {}
+
+
+class _LonePlan:
+    """A reduction with ``axis=`` that its one holder computes alone (:func:`_lone_layout`), decided once.
+
+    Not collective.  It makes the general path's NumPy call on the holder's
+    block (so NumPy's bits) and wraps it in the layout the general path gives.
+    """
+
+    __slots__ = ("fn", "axes", "kw", "dtype", "layout", "owns", "shape")
+
+    def __init__(self, name: str, x, axes: tuple[int, ...], rlay: Layout, keepdims: bool) -> None:
+        self.fn = _COMBINE[name]
+        self.axes = axes
+        self.kw = {} if name in ("min", "max", "any", "all") else {"dtype": None}
+        self.dtype = _probe(self.fn, x, axes, keepdims=True, **self.kw).dtype
+        self.layout = lay = rlay if keepdims else _drop_axes(rlay, axes)
+        rank = x._s.ctx.rank
+        self.owns = lay.owned_size(rank) > 0
+        self.shape = tuple(hi - lo for lo, hi in lay.block(rank))
+
+
+def _lone_plan(name: str, x, axis, keepdims: bool):
+    """The :class:`_LonePlan` of ``name`` over ``x``, or None.  Not collective."""
+    if x.ndim == 0 or x._map.broadcast_axes or x._s.be.is_device:
+        return None
+    try:
+        axes = normalize_axes(axis, x.ndim)
+        _probe(getattr(np, name), x, axes, keepdims=keepdims)  # (NumPy's errors: the general path)
+    except Exception:  # noqa: BLE001
+        return None
+    if not (keepdims or len(axes) < x.ndim):
+        return None
+    rlay = _lone_layout(view_layout(x._s.layout, x._map), axes)
+    return None if rlay is None else _LonePlan(name, x, axes, rlay, keepdims)
+
+
+def _fast_lone(name: str, x, axis, keepdims: bool):
+    """``numpy.<name>(x, axis=axis, keepdims=keepdims)`` through a cached :class:`_LonePlan`, or
+    :data:`SLOW` (nothing done).  Collective in the sense of :func:`reduce`; it sends nothing."""
+    s = x._s if type(x) is ndarray else None
+    if s is None or s.ctx.size == 1 or _errors_raise():
+        return SLOW
+    try:
+        key = (name, s.ctx, s.layout, x._map, s.dtype, axis, keepdims)
+        plan = _LONE.get(key, SLOW)
+    except TypeError:  # an unhashable axis (a list)
+        return SLOW
+    if plan is SLOW:
+        if len(_LONE) >= 1024:
+            _LONE.clear()
+        plan = _LONE[key] = _lone_plan(name, x, axis, keepdims)
+    if plan is None:
+        return SLOW
+    res = ndarray._new(Storage(s.ctx, plan.layout, plan.dtype), None)
+    if plan.owns:
+        part = plan.fn(x._block, axis=plan.axes, keepdims=True, **plan.kw)
+        res._block[...] = np.asarray(part, plan.dtype).reshape(plan.shape)
+    return res
+
+
 @lru_cache(maxsize=4096)
 def _drop_axes(rlay: Layout, axes: tuple[int, ...]) -> Layout:
     return rlay.take_axes(tuple(a for a in range(len(rlay.shape)) if a not in axes))
@@ -425,6 +488,10 @@ def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, ini
         res = _on_replica(name, x, axis, dtype, keepdims, ddof, initial)
         if res is not SLOW:
             return res
+        if axis is not None and dtype is None and initial is np._NoValue and name in _COMBINE:
+            res = _fast_lone(name, x, axis, keepdims)
+            if res is not SLOW:
+                return res
     if where is not True:
         raise NotImplementedError(f"{name}(where=...) is not implemented in spmdarray yet")
     if x.ndim == 0:
