@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy
 import pytest
-from helpers import assert_eq, backend, ref, world
+from helpers import assert_eq, backend, fuse_everything, ref, world
 from spmdarray.decomposition import Layout
 
 import spmdarray as sp
@@ -161,7 +161,10 @@ def test_full_reduction_of_a_window_is_a_scalar_everywhere():
     assert_eq(x[1:2].max(keepdims=True), a[1:2].max(keepdims=True), exact=True)
 
 
-def test_chain_of_one_holder_results():
+@pytest.mark.parametrize("fused", [True, False])  # (fused first: the plans are made for deferred operands)
+def test_chain_of_one_holder_results(fused, monkeypatch):
+    if fused:  # the products are deferred: the reductions evaluate them on the holder
+        fuse_everything(monkeypatch, "numpy")
     a = ref((4, 16, 6), seed=7)
     v = ref((6, 3), seed=8)
     x = _split(a.transpose(1, 0, 2).copy())  # rows split along axis 0
@@ -170,7 +173,7 @@ def test_chain_of_one_holder_results():
         y = sp.asarray(v)
 
         def chain(xp, x, y):
-            p = x[1:3, :, :, None] * y[None, None]  # (2, 4, 6, 3) on the first rank
+            p = (x * 1.0)[1:3, :, :, None] * y[None, None]  # (2, 4, 6, 3) on the first rank (deferred when fused)
             q = xp.max(p, axis=(0, 2)) + 1.0  # (4, 3)
             r = q * q - xp.sum(p, axis=0).mean(axis=1)
             return r, xp.abs(r).max(axis=0, keepdims=True)

@@ -422,7 +422,7 @@ class _LonePlan:
 
 def _lone_plan(name: str, x, axis, keepdims: bool):
     """The :class:`_LonePlan` of ``name`` over ``x``, or None.  Not collective."""
-    if x.ndim == 0 or x._map.broadcast_axes or x._s.be.is_device:
+    if x.ndim == 0 or x._map.broadcast_axes or backend_of(x._s.ctx).is_device:
         return None
     try:
         axes = normalize_axes(axis, x.ndim)
