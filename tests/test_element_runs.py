@@ -115,3 +115,17 @@ def test_row_walk_keeps_row_copies():
             got = [x[4, j] for j in range(30)]
     assert got == list(a[4])
     assert s.collectives == (1 if world()[1] > 1 else 0)
+
+
+def test_runs_keep_no_array_alive():
+    # The record of a storage's runs holds it weakly: a freed array's memory goes at once.
+    import gc
+    import weakref
+
+    with config.set(replicate_below=0):
+        x = sp.array(ref((40, 40), float, 13))
+        [x[i, i] for i in range(40)]
+        st = weakref.ref(x._st)
+        del x
+        gc.collect()
+    assert st() is None

@@ -18,6 +18,7 @@ and writes along a row makes one collective per row, not one per read.
 from __future__ import annotations
 
 import math
+import weakref
 from functools import lru_cache
 
 import numpy as np
@@ -456,7 +457,7 @@ def read_element(st, base):
     runs = st.copies is not None and len(base) > 1 and not st.be.is_device and st.dtype.kind != "V"
     if runs:
         h = _RUNS.get(id(st))
-        if h is not None and h[0] is st:
+        if h is not None and h[0]() is st:
             h[4] += 1  # (reads since the last miss)
             run = h[3]
             if run is not None and run[0] == st.version:
@@ -485,10 +486,10 @@ def read_element(st, base):
     return bcast_array(ctx, data, root, (), st.dtype)[()]
 
 
-#: id(storage) -> [storage, base index of the last missed read, unit step from the miss
-#: before (None unless it was a sparse walk), run or None, reads since the last miss] for
-#: the element reads of split arrays (:func:`_run_miss`); the storage itself is kept so
-#: that its id is not reused while the entry lives.
+#: id(storage) -> [weak reference to the storage, base index of the last missed read, unit
+#: step from the miss before (None unless it was a sparse walk), run or None, reads since
+#: the last miss] for the element reads of split arrays (:func:`_run_miss`).  The weak
+#: reference tells a reused id apart without keeping a freed array's memory alive.
 _RUNS: dict = {}
 _MAX_RUNS = 8
 _FIRST_RUN = 4  # elements in a storage's first run (and in the first after a write)
@@ -512,10 +513,10 @@ def _run_miss(st, base):
     same branch.
     """
     h = _RUNS.get(id(st))
-    if h is None or h[0] is not st:
+    if h is None or h[0]() is not st:
         if len(_RUNS) >= _MAX_RUNS:
             del _RUNS[next(iter(_RUNS))]
-        _RUNS[id(st)] = [st, base, None, None, 0]
+        _RUNS[id(st)] = [weakref.ref(st), base, None, None, 0]
         return NOT_ELEMENT
     diff = [b - a for a, b in zip(h[1], base)]
     step = _unit(diff)

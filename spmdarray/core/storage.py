@@ -68,6 +68,7 @@ class Storage(Thunk):
         "flights",
         "exposed",
         "copies",
+        "__weakref__",
     )
 
     def __init__(self, ctx, layout: Layout, dtype, *, ghost=None, alloc=None, fill=None, agree: bool = True) -> None:

@@ -268,24 +268,7 @@ def getitem(x, v, key):
             if type(r) is not np.ndarray:
                 return r  # one element
             if r.ndim:
-                # The view ``x[key]`` whose copy is NumPy's view ``r``; its view map and layout
-                # are composed when first read (:func:`resolve`).  Loops of short slices
-                # (``A[i, 1:-1]``, ``A[i, :j] @ A[:j, j]``) use most views on the lane only,
-                # where the copy is all they need (``_lazy``, inline: a view per statement).
-                s = x._s
-                c = x._loc
-                rep = c[2] if c is not None and c[0] == id(s) else is_whole(s.layout)
-                out = object.__new__(_ARRAY)
-                out._s = s
-                # (``_on_lane``, inline; a view too large for the lane keeps its copy for indexing)
-                out._loc = (id(s), r if rep or not (config.fuse and r.size >= config.fuse_min_size) else None, rep, r)
-                p = x._pend
-                # A base array, or a view whose map is made; at most one unmade view between a
-                # view and a made map (``np.flip(r[:k])``: its map is made when first read, with
-                # this view's).
-                parent = x._map if p is None or p[3] or type(p[0]) is _ARRAY else x
-                out._pend = (parent, key if keys is key or tk is not tuple else keys, r.shape, False)
-                return out
+                return _lazy(x, key if keys is key or type(key) is not tuple else keys, r)
     hk = hashable_key(key)
     if hk is None:
         return index(x, v, key)
@@ -302,6 +285,32 @@ def getitem(x, v, key):
         return _view(s, vmap, lay, r)
     vmap, lay, _ = hit if hit is not None else view_of_key(s.layout, x._map, key, hk)
     return _view(s, vmap, lay, r)
+
+
+def _lazy(x, key, r):
+    """The view ``x[key]`` (a basic key of integers, Python or NumPy, slices and None) whose copy is
+    NumPy's view ``r``; its view map and layout are composed when first read (:func:`resolve`).
+
+    Loops of short slices (``A[i, 1:-1]``, ``A[i, :j] @ A[:j, j]``) use most
+    views on the lane only, where the copy is all they need.  Not collective.
+    """
+    s = x._s
+    c = x._loc
+    rep = c[2] if c is not None and c[0] == id(s) else is_whole(s.layout)
+    out = object.__new__(_ARRAY)
+    out._s = s
+    # (``_on_lane``, inline; a view too large for the lane keeps its copy for indexing)
+    lane = rep or not (config.fuse and r.size >= config.fuse_min_size)
+    out._loc = (id(s), r if lane else None, rep, r)
+    p = x._pend
+    if p is None or p[3]:
+        parent = x._map  # a base array, or a view whose map is made
+    elif type(p[0]) is _ARRAY:
+        parent = x._map  # (at most one unmade view between a view and a made map)
+    else:
+        parent = x  # ``np.flip(r[:k])``: its map is made when first read, with this view's
+    out._pend = (parent, key, r.shape, False)
+    return out
 
 
 def resolve(x, name: str):
