@@ -2,9 +2,10 @@
 
 ``a[i, i]`` or ``a[i, j]`` for ``i`` in a loop reads one element per row.
 Gathering each element's row for it (the read-ahead rows use) would move the
-whole matrix; after two reads with the same step the next elements along that
-step are broadcast by their owner as one *run* that doubles in length
-(``spmdarray.core.element._run_read``).  Every read must equal NumPy's
+whole matrix; after two reads that no copy holds, stepping one direction across
+rows, the next elements along it are broadcast by their owner as one *run* that
+doubles in length
+(``spmdarray.core.element._run_miss``).  Every read must equal NumPy's
 element, writes in between must be seen, and the collectives and bytes stay
 small.
 

@@ -545,9 +545,9 @@ def _run_miss(st, base):
 
 
 def _unit(step: list) -> tuple | None:
-    """``step`` divided by the greatest common divisor of its components when that gives
-    components of -1, 0 or 1 with a non-zero one before the last (a step across rows);
-    else None."""
+    """The unit direction of ``step`` (each component -1, 0 or 1) when its non-zero
+    components all have one magnitude and one of them comes before the last (a step
+    across rows: a diagonal, a column, an anti-diagonal); else None."""
     g = max(abs(d) for d in step)
     if not g or any(d and abs(d) != g for d in step):
         return None
@@ -556,7 +556,7 @@ def _unit(step: list) -> tuple | None:
 
 
 def _on_run(run, base) -> int | None:
-    """The position of ``base`` on ``run`` (see :func:`_run_read`), or None."""
+    """The position of ``base`` on ``run`` (see :func:`_run_miss`), or None."""
     _, start, step, n, _ = run
     t = None
     for b, a, d in zip(base, start, step):
