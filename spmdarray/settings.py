@@ -84,6 +84,16 @@ FIELDS: dict[str, Field] = {
         "array.",
         "layout",
     ),
+    "gather_rereads_below": _F(
+        1 << 19,
+        "SPMDARRAY_GATHER_REREADS_BELOW",
+        int,
+        True,
+        "A split array with fewer elements that a loop reads in several products without writing it "
+        "(``d[:, i] @ d[:, i:]``) is gathered whole onto every rank once, and the products that follow are "
+        "NumPy's own on that copy, with no collective until the array is written. 0: never.",
+        "layout",
+    ),
     "whole_lane": _F(
         True,
         "SPMDARRAY_WHOLE_LANE",

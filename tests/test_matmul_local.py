@@ -16,6 +16,7 @@ from spmdarray.comm import reduce_scatter_blocks
 from spmdarray.decomposition import Layout
 
 import spmdarray as sp
+from spmdarray.core import rereads
 from spmdarray.core.placement import is_whole
 from spmdarray.settings import config
 
@@ -95,13 +96,16 @@ def test_contraction_split_large_result_is_reduce_scattered(kind):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_covariance_column_products(kind):
-    """``data[:, i] @ data[:, i:M]`` on row-split data: one collective of ``M - i`` numbers, no message."""
+    """``data[:, i] @ data[:, i:M]`` on row-split data: one collective of ``M - i`` numbers, no message.
+
+    (Past a few such products the data is gathered whole instead, when small enough:
+    ``test_rereads.py``; here it is never.)"""
     rank, size = world()
     nrow, M = 31, 9
     data = ref((nrow, M))
     d = _split(data, 0, _counts(nrow, size, kind))
     for i in (0, 4, M - 1):
-        with config.set(replicate_below=M + 1), sp.comm_stats() as s:  # the columns are not small
+        with config.set(replicate_below=M + 1, gather_rereads_below=0), sp.comm_stats() as s:  # not small
             got = d[:, i] @ d[:, i:M]
         assert_eq(got, data[:, i] @ data[:, i:M])
         if size > 1:
@@ -111,18 +115,23 @@ def test_covariance_column_products(kind):
 
 def test_small_operands():
     """Small slices of a split array: two vectors give NumPy's bits (whole copies); a vector
-    times a matrix is still one collective of the partials."""
+    times a matrix is one collective of the partials, until the products have read the
+    unwritten array a few times: then it is gathered whole once (``core.rereads``)."""
     _, size = world()
     data = ref((31, 9))
     d = _split(data, 0, _counts(31, size, "front"))
     with config.set(replicate_below=1 << 16):
-        for i in (0, 4, 8):
+        for n, i in enumerate((0, 4, 8, 3, 1)):
             with sp.comm_stats() as s:
                 got = d[:, i] @ d[:, i:9]
             assert_eq(got, data[:, i] @ data[:, i:9])
-            assert (s.collectives, s.messages_sent, s.collective_bytes) == (
-                (1, 0, (9 - i) * 8) if size > 1 else (0, 0, 0)
-            )
+            if size == 1 or n >= rereads.REREADS and not d._st.be.is_device:
+                assert (s.collectives, s.messages_sent, s.collective_bytes) == (0, 0, 0)
+            elif n < rereads.REREADS - 1 or d._st.be.is_device:  # (device arrays: the general path)
+                assert (s.collectives, s.messages_sent, s.collective_bytes) == (1, 0, (9 - i) * 8)
+            else:  # the whole array, once
+                assert (s.collectives, s.messages_sent) == (1, 0)
+                assert s.collective_bytes <= 31 * 9 * 8 * size
         assert_eq(d[:, 2] @ d[:, 5], data[:, 2] @ data[:, 5], exact=True)
 
 

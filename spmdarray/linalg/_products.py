@@ -3,7 +3,10 @@
 Every product is built from distributed pieces: transposes (views),
 reshapes (redistributions), SUMMA ``matmul`` of 2-D operands (see
 :mod:`spmdarray.linalg._summa`), batch-parallel ``matmul`` of stacks, elementwise
-broadcasting products and reductions.  No operand is ever gathered.
+broadcasting products and reductions.  No operand is gathered whole, except
+small slices in loops (region copies, :mod:`spmdarray.core.element`) and split
+arrays below ``config.gather_rereads_below`` elements that a loop reads in
+several products, unwritten (:mod:`spmdarray.core.rereads`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from spmdarray.core.array import ndarray
 from spmdarray.core.element import copy_of
 from spmdarray.core.placement import is_small, is_whole
 from spmdarray.core.registry import GUFUNCS, implements, provides
+from spmdarray.core.rereads import reread
 from spmdarray.core.storage import Storage
 from spmdarray.core.whole import whole_copy, wrap
 from spmdarray.engine import elementwise as _engine
@@ -100,6 +104,16 @@ def matmul(a, b, out=None, **kwargs):
         res = call_on_replicas(np.matmul, (a, b), kwargs)
         if res is not NotImplemented:
             return res
+        if 0 < a.ndim <= 2 and 0 < b.ndim <= 2 and a._s.ctx is b._s.ctx and _small_work(a.shape, b.shape):
+            # A split operand that a loop reads again and again, unwritten (``d[:, i] @ d[:, i:]``):
+            # NumPy's product of whole copies, its operands gathered once (``core.rereads``).
+            va = reread(a) if va is None else va
+            if va is not None:
+                vb = whole_copy(b) if vb is None else vb
+                vb = reread(b) if vb is None else vb
+            if vb is not None:
+                s = a._s
+                return wrap(s.ctx, s.be, np.matmul(va, vb))
     dtype = kwargs.pop("dtype", None)
     for k in ("casting", "order", "subok"):
         kwargs.pop(k, None)
@@ -126,6 +140,13 @@ def matmul(a, b, out=None, **kwargs):
             f"(n?,k),(k,m?)->(n?,m?) (size {kb} is different from {ka})"
         )
     return matmul_2d(ctx, a, b, out)
+
+
+def _small_work(sa: tuple, sb: tuple) -> bool:
+    """Whether ``a @ b`` of these shapes multiplies at most ``1 << 21`` pairs of elements (a
+    product that one rank computes faster than the ranks sum their parts of it)."""
+    k = sa[-1]
+    return math.prod(sa[:-1]) * k * (sb[-1] if len(sb) == 2 else 1) <= 1 << 21 and k == sb[0]
 
 
 def _whole_vector(x) -> np.ndarray | None:
