@@ -34,6 +34,7 @@ from spmdarray.core.whole import (
     resolve,
     setitem,
     stores_back,
+    transposed,
     ufunc_call,
     whole_copy,
     wrap,
@@ -451,6 +452,9 @@ class ndarray(OperatorsMixin, InteropMixin):  # noqa: N801 - NumPy's name
             perm = tuple(reversed(range(self.ndim)))
         else:
             perm = _perm(axes, self.ndim)
+        v = transposed(self, perm)  # the lane's view: NumPy's transpose of the copy
+        if v is not None:
+            return v
         return ndarray._new(self._view_st(), self._map.transpose(perm))
 
     def swapaxes(self, axis1: int, axis2: int) -> ndarray:

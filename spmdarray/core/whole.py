@@ -313,6 +313,36 @@ def _lazy(x, key, r):
     return out
 
 
+class _Perm(tuple):
+    """The axis permutation of a transposed view :func:`transposed` made (its "key")."""
+
+    __slots__ = ()
+
+
+def transposed(x, perm: tuple):
+    """The view ``x.transpose(perm)`` whose copy is NumPy's transpose of ``x``'s, its view map
+    composed when first read (:func:`resolve`); None off the lane.  Not collective.
+
+    ``nbody``'s ``x.T - x`` of a column ``x = pos[:, 0:1]`` then needs no view map at all.
+    """
+    c = x._loc
+    s = x._s
+    if c is None or c[0] != id(s) or c[3] is None:
+        if whole_copy(x) is None:
+            return None
+        c = x._loc
+    elif not config.whole_lane:
+        return None
+    r = c[3].transpose(perm)
+    out = object.__new__(_ARRAY)
+    out._s = s
+    out._loc = (id(s), r if c[1] is not None else None, c[2], r)
+    p = x._pend
+    # (as ``_lazy``: at most one unmade view between a view and a made map)
+    out._pend = (x._map if p is None or p[3] or type(p[0]) is _ARRAY else x, _Perm(perm), r.shape, False)
+    return out
+
+
 def resolve(x, name: str):
     """Compose the view map and layout of a view :func:`_lazy` made and return the
     attribute ``name`` ("_map" or "_lay").  Not collective.
@@ -326,7 +356,11 @@ def resolve(x, name: str):
     m, key, shape, _ = pend
     if type(m) is _ARRAY:
         m = m._map  # its parent's view map (made now if not yet)
-    vmap, lay = _compose(x._s, m, key if type(key) is tuple else (key,), shape)
+    if type(key) is _Perm:
+        vmap = m.transpose(key)
+        lay = view_layout(x._s.layout, vmap)
+    else:
+        vmap, lay = _compose(x._s, m, key if type(key) is tuple else (key,), shape)
     x._map = vmap
     x._lay = lay
     x._pend = (m, key, shape, True)
