@@ -16,6 +16,7 @@ from spmdarray.backend.backends import backend_of
 from spmdarray.core.array import ndarray
 from spmdarray.core.placement import default_layout, is_whole
 from spmdarray.core.storage import Storage
+from spmdarray.core.thunk import READERS
 from spmdarray.core.whole import SLOW, local, wrap
 
 __all__ = ["GIVE_VIEWS", "PURE", "adopt", "call_on_replicas", "direct", "plain_arguments"]
@@ -94,9 +95,20 @@ def _copies(obj, found: list):
     """``obj`` with each replicated spmdarray array replaced by its local copy
     (appended to ``found`` with the array, as ``(array, copy)``)."""
     if isinstance(obj, ndarray):
-        if not is_whole(obj._layout):
-            raise _Split
-        block = obj._block
+        c = obj._loc
+        s = obj._s
+        if (
+            c is not None
+            and c[0] == id(s)
+            and c[2]
+            and c[1] is not None
+            and not (READERS and id(s) in READERS or s.flights)
+        ):
+            block = c[1]  # (the lane's cached copy of a replicated array: nothing deferred reads it)
+        else:
+            if not is_whole(obj._layout):
+                raise _Split
+            block = obj._block
         found.append((obj, block))
         return block
     if type(obj) is list or type(obj) is tuple:
@@ -186,7 +198,10 @@ def call_on_replicas(func, args, kwargs):
             if type(a) is ndarray:
                 if not is_whole(a._layout):
                     return NotImplemented
-                block = local(a)  # the cached copy (None for 0-d or deferred arrays)
+                s = a._s
+                # The cached copy (None for 0-d or deferred arrays), unless a deferred value
+                # reads it or a message is in flight (``_block`` completes them first).
+                block = None if s.deferred or READERS and id(s) in READERS or s.flights else local(a)
                 if block is None:
                     block = a._block
                 found.append((a, block))
