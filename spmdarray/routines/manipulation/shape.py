@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import sys
 
 import numpy as np
 
@@ -88,8 +89,27 @@ def _base_box(x) -> list[tuple[int, int]] | None:
     return [tuple(r) for r in box]
 
 
+class _Holder:
+    __slots__ = ("_s",)
+
+
+def _references(x) -> int:
+    """References to ``x``'s storage, seen from here (:data:`_ALONE` when ``x`` holds it alone)."""
+    return sys.getrefcount(x._s)
+
+
+_probe = _Holder()
+_probe._s = object()
+#: What :func:`_references` counts for a storage one array holds alone: measured, not
+#: assumed, since the count differs between Python versions.
+_ALONE = _references(_probe)
+del _probe
+
+
 def _shares_elements(x) -> bool:
     """Whether another spmdarray array on ``x``'s storage may read an element ``x`` reads (bounding boxes)."""
+    if _references(x) <= _ALONE:
+        return False  # nothing else holds the storage (``C.shape = n`` of a fresh array): no heap walk
     st, mine = x._s, _base_box(x)
     if mine is None:
         return False
