@@ -142,3 +142,25 @@ def test_reshape_of_a_split_array_into_a_small_shape():
     del x
     y.shape = (200, 200)
     assert_eq(y, a[2:4].reshape(200, 200))
+
+
+def test_set_shape_of_an_array_alone_walks_no_objects(monkeypatch):
+    # An array holding its storage alone (``C.shape = n``) needs no walk over live objects;
+    # a view of its storage that shares no elements (``Xi, Yi = mgrid``) does, and is allowed.
+    import gc
+
+    walks = []
+    real = gc.get_referrers
+    monkeypatch.setattr(gc, "get_referrers", lambda *a: walks.append(1) or real(*a))
+    a = ref((4, 6))
+    x = sp.array(a)
+    x.shape = 24
+    assert walks == []
+    assert_eq(x, a.reshape(24))
+    pair = sp.array(numpy.stack([a, -a]))
+    first, second = pair[0], pair[1]
+    del pair
+    first.shape = 24
+    assert walks  # ``second`` holds the storage too: its elements are looked at
+    assert_eq(first, a.reshape(24))
+    assert_eq(second, -a)
