@@ -14,6 +14,7 @@ from spmdarray.core.registry import implements, provides
 from spmdarray.core.storage import Storage
 from spmdarray.core.whole import whole_copy, wrap
 from spmdarray.decomposition import Layout, box_size, normalize_key, unravel
+from spmdarray.decomposition.runs import box_runs, flat_span, segment_index, shared_segments
 from spmdarray.engine import elementwise as _engine
 
 __all__ = ["reshape", "ravel", "redistribute", "set_shape"]
@@ -202,30 +203,18 @@ def ravel(x, order="C"):
     return reshape(x, (-1,), order)
 
 
-def _coord_lookup(lay: Layout, axis: int) -> np.ndarray | None:
-    iv = lay.intervals[axis]
-    if iv is None:
-        return None
-    table = np.zeros(lay.shape[axis], np.int64)
-    for c, (lo, hi) in enumerate(iv):
-        table[lo:hi] = c
-    return table
+def _primary(lay: Layout, rank: int) -> bool:
+    """Whether ``rank`` holds the copy of its block that a redistribution sends from
+    (coordinate 0 along the grid axes that replicate the array)."""
+    if not lay.holds(rank):
+        return False
+    c = unravel(rank, lay.dims)
+    return all(c[k] == 0 for k in range(len(lay.dims)) if lay.is_replicated_axis(k))
 
 
-def _ranks_of(flat: np.ndarray, lay: Layout) -> np.ndarray:
-    """Primary owner rank of each C-order flat index of ``lay.shape``."""
-    if not lay.shape:
-        return np.zeros(flat.shape, np.int64)
-    idx = np.unravel_index(flat, lay.shape)
-    rank = np.zeros(flat.shape, np.int64)
-    for k, d in enumerate(lay.dims):
-        a = lay.gaxis[k]
-        if a is not None:
-            c = _coord_lookup(lay, a)[idx[a]]
-        else:
-            c = lay.gfixed[k] or 0
-        rank = rank * d + c
-    return rank
+def _meet(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """Whether two flat spans ``[first, stop)`` overlap."""
+    return a[0] < b[1] and b[0] < a[1]
 
 
 def _flat_of_box(box, shape) -> np.ndarray:
@@ -262,48 +251,50 @@ def _reshape_copy(x, shape, dst_lay: Layout | None = None):
             whole = x._block.reshape(shape)
             out._block[...] = whole[tuple(slice(lo, hi) for lo, hi in dst_lay.block(me))]
         return out
-    sends, recvs = [], []
-    primary = src_lay.holds(me) and all(
-        unravel(me, src_lay.dims)[k] == 0 for k in range(len(src_lay.dims)) if src_lay.is_replicated_axis(k)
-    )
-    local_pairs = None
-    if primary and src_lay.owned_size(me):
-        be = x._st.be
-        vals = be.to_host(x._block).reshape(-1)
-        flat = _flat_of_box(src_lay.block(me), x.shape)
-        dest = _ranks_of(flat, dst_lay)
-        order = np.argsort(dest, kind="stable")
-        dest_sorted = dest[order]
-        bounds = np.searchsorted(dest_sorted, np.arange(ctx.size + 1))
+    dtype = x.dtype
+    sends, places, recvs = [], [], []
+    mine = None
+    if _primary(src_lay, me) and src_lay.owned_size(me):
+        # This rank's elements, in C order, to the ranks whose blocks of the new shape hold them.
+        vals = x._st.be.to_host(x._block).reshape(-1)
+        box = src_lay.block(me)
+        runs, span = box_runs(box, x.shape), flat_span(box, x.shape)
         for r in range(ctx.size):
-            seg = order[bounds[r] : bounds[r + 1]]
-            if seg.size:
+            dbox = dst_lay.block(r)
+            if not dst_lay.owned_size(r) or not _meet(span, flat_span(dbox, shape)):
+                continue
+            oa, ob, ln = shared_segments(*runs, *box_runs(dbox, shape))
+            if ln.size:
+                part = vals[oa[0] : oa[0] + ln[0]] if ln.size == 1 else vals[segment_index(oa, ln)]
                 if r == me:
-                    local_pairs = vals[seg]
+                    mine = (ob, ln, part)
                 else:
-                    sends.append((r, vals[seg]))
+                    sends.append((r, part))
     dbox = dst_lay.block(me)
     if box_size(dbox):
-        flat = _flat_of_box(dbox, shape)
-        src = _ranks_of(flat, src_lay)
-        order = np.argsort(src, kind="stable")
-        src_sorted = src[order]
-        bounds = np.searchsorted(src_sorted, np.arange(ctx.size + 1))
-        bufs = []
+        runs, span = box_runs(dbox, shape), flat_span(dbox, shape)
         for r in range(ctx.size):
-            seg = order[bounds[r] : bounds[r + 1]]
-            if seg.size and r != me:
-                buf = np.empty(seg.size, x.dtype)
+            if r == me or not _primary(src_lay, r) or not src_lay.owned_size(r):
+                continue
+            box = src_lay.block(r)
+            if not _meet(flat_span(box, x.shape), span):
+                continue
+            oa, ob, ln = shared_segments(*box_runs(box, x.shape), *runs)
+            if ln.size:
+                buf = np.empty(int(ln.sum()), dtype)
                 recvs.append((r, buf))
-                bufs.append((seg, buf))
-            elif seg.size:
-                bufs.append((seg, None))
+                places.append((ob, ln, buf))
+        if mine is not None:
+            places.append(mine)
     if sends or recvs:
         start_exchange(ctx, sends, recvs).wait()
     if box_size(dbox):
-        dst = np.empty(box_size(dbox), x.dtype)
-        for seg, buf in bufs:
-            dst[seg] = local_pairs if buf is None else buf
+        dst = np.empty(box_size(dbox), dtype)
+        for ob, ln, buf in places:
+            if ln.size == 1:
+                dst[ob[0] : ob[0] + ln[0]] = buf
+            else:
+                dst[segment_index(ob, ln)] = buf
         out._block[...] = out._st.be.asarray(dst.reshape(out._block.shape))
     return out
 
