@@ -89,9 +89,10 @@ FIELDS: dict[str, Field] = {
         "SPMDARRAY_GATHER_REREADS_BELOW",
         int,
         True,
-        "A split array with fewer elements that a loop reads in several products without writing it "
-        "(``d[:, i] @ d[:, i:]``) is gathered whole onto every rank once, and the products that follow are "
-        "NumPy's own on that copy, with no collective until the array is written. 0: never.",
+        "A split array with fewer elements that a loop reads again and again without writing it (elements, "
+        "slices, windows, products such as ``d[:, i] @ d[:, i:]``) is gathered whole onto every rank once, after "
+        "as many reads with a collective as it has 64 KiB (at least 3); the reads that follow are NumPy's own on "
+        "that copy, with no collective until the array is written. 0: never.",
         "layout",
     ),
     "whole_lane": _F(

@@ -81,10 +81,10 @@ def test_writes_between_reads_are_seen():
 
 def test_diagonal_sweep_moves_little():
     # A 256 x 256 split matrix: its diagonal in runs that double within each owner's rows,
-    # not the rows (524,288 bytes).
+    # not the rows (524,288 bytes).  (Not gathered whole after its misses: test_rereads.py.)
     n = 256
     a = ref((n, n), float, 9)
-    with config.set(replicate_below=0):
+    with config.set(replicate_below=0, gather_rereads_below=0):
         x = sp.array(a)
         sp.sync()
         with sp.comm_stats() as s:

@@ -1,10 +1,12 @@
-"""Products that a loop reads from one unwritten split array again and again, against NumPy.
+"""Loops that read one unwritten split array again and again, against NumPy.
 
-``cov[i, i:] = d[:, i] @ d[:, i:]`` on a split ``d`` made one all-reduce per
-iteration.  After a few products read one version of a split array of at most
-``config.gather_rereads_below`` elements, it is gathered whole once
-and the products are NumPy's own on the copy: NumPy's bits, and no collective
-until the array is written (``spmdarray.core.rereads``).
+Element reads, slices, windows and products of a split array each needed a
+collective (``cov[i, i:] = d[:, i] @ d[:, i:]`` one all-reduce per
+iteration).  After as many such reads at one version as the array has
+64 KiB (at least 3), an array of fewer than ``config.gather_rereads_below``
+elements is gathered whole once, and the reads that follow are NumPy's own
+on the copy: NumPy's bits, and no collective until the array is written
+(``spmdarray.core.rereads``, ``spmdarray.core.element``).
 
 Run at 1, 2, 3 and 4 ranks::
 
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import numpy
 import pytest
-from helpers import ref, world
+from helpers import block, ref, world
 
 import spmdarray as sp
 from spmdarray.core import rereads
@@ -153,3 +155,121 @@ def test_counts_keep_no_array_alive():
         del d
     gc.collect()
     assert st() is None
+
+
+def _whole_gathers(stats, nbytes) -> int:
+    """Collectives of this run that could have been a whole gather (those of at least half its bytes)."""
+    return stats.collective_bytes // max(nbytes // 2, 1)
+
+
+def test_element_and_row_reads_gather_once():
+    # A loop of element and row reads of an unwritten split array: after a few reads with a
+    # collective each, one gather of all of it; then nothing.
+    n, m = 120, 50
+    a = ref((n, m), float, 12)
+    with config.set(replicate_below=16):
+        x = sp.array(a)
+        sp.sync()
+        with sp.comm_stats() as s:
+            got = [x[i, (7 * i) % m] for i in range(n)] + [float(x[i, 3:9].sum()) for i in range(0, n, 5)]
+        with sp.comm_stats() as after:
+            again = [x[i, (7 * i + 1) % m] for i in range(n)]
+    assert got[:n] == [a[i, (7 * i) % m] for i in range(n)]
+    assert got[n:] == [float(a[i, 3:9].sum()) for i in range(0, n, 5)]
+    assert again == [a[i, (7 * i + 1) % m] for i in range(n)]
+    if world()[1] == 1 or x._st.be.is_device:
+        return
+    need = rereads.first_need(x._st)
+    assert s.collectives <= need + 1, s.collectives
+    assert (after.collectives, after.messages_sent) == (0, 0)
+
+
+def test_scalar_writes_keep_the_copy_current():
+    n, m = 60, 40
+    a = ref((n, m), float, 13)
+    with config.set(replicate_below=16):
+        x = sp.array(a)
+        for i in range(12):
+            x[i, i]  # reads that gather it whole
+        sp.sync()
+        with sp.comm_stats() as s:
+            for i in range(n):
+                x[i, i % m] = -float(i)
+                a[i, i % m] = -float(i)
+                assert x[(i * 13) % n, (i * 7) % m] == a[(i * 13) % n, (i * 7) % m]
+    assert_same = numpy.asarray(x)
+    assert assert_same.tobytes() == a.tobytes()
+    if world()[1] > 1 and not x._st.be.is_device:
+        assert (s.collectives, s.messages_sent) == (0, 0)
+
+
+def test_a_deferred_reader_keeps_the_values_it_read():
+    # An operation that read the whole copy and runs later (fused, deferred) sees the values
+    # of when it was written; a scalar write after it does not change them.
+    n, m = 64, 32
+    a = ref((n, m), float, 14)
+    with config.set(replicate_below=16, fuse_min_size=0):
+        x = sp.array(a)
+        for i in range(12):
+            x[i, 0]
+        row = x[5, :] * 2.0 + 1.0
+        x[5, 3] = 1e6
+        col = x[:, 3] + 0.0
+    e = a.copy()
+    want_row = e[5, :] * 2.0 + 1.0
+    e[5, 3] = 1e6
+    assert numpy.asarray(row).tobytes() == want_row.tobytes()
+    assert numpy.asarray(col).tobytes() == (e[:, 3] + 0.0).tobytes()
+
+
+def test_a_loop_that_writes_between_reads_gathers_rarely():
+    # Three reads, then a slice write: each whole copy would serve only a few reads, so the
+    # count that gathers grows, and the bytes stay far below one gather per write.
+    n, m = 80, 40
+    a = ref((n, m), float, 15)
+    steps = 40
+
+    def loop(np, x):
+        out = []
+        for t in range(steps):
+            out += [x[(t + k) % n, (3 * t + k) % m] for k in range(6)]
+            x[t % n, :] += 1.0
+        return out
+
+    expected = loop(numpy, a.copy())
+    with config.set(replicate_below=16):
+        x = sp.array(a)
+        sp.sync()
+        with sp.comm_stats() as s:
+            got = loop(sp, x)
+    assert got == expected
+    if world()[1] > 1 and not x._st.be.is_device:
+        assert _whole_gathers(s, n * m * 8) <= 4, s.collective_bytes
+
+
+def test_window_reads_of_a_split_input():
+    # A convolution's windows of an input split along its channels (npbench's resnet): every
+    # window needs every rank's channels.  Gathered whole after a few windows, read-only.
+    rank, size = world()
+    a = ref((4, 12, 12, 2 * size + 1), float, 16).astype(numpy.float32)
+    w = ref((3, 3, a.shape[3], 5), float, 17).astype(numpy.float32)
+    c = a.shape[3]
+    lo, hi = rank * c // size, (rank + 1) * c // size
+
+    def conv(np, x, w):
+        out = np.empty((4, 10, 10, 5), dtype=np.float32)
+        for i in range(10):
+            for j in range(10):
+                out[:, i, j, :] = np.sum(x[:, i : i + 3, j : j + 3, :, np.newaxis] * w[np.newaxis], axis=(1, 2, 3))
+        return out
+
+    expected = conv(numpy, a, w)
+    with config.set(replicate_below=4000):
+        x = sp.from_local(block(numpy.ascontiguousarray(a[..., lo:hi])), grid=(1, 1, 1, size))
+        sp.sync()
+        with sp.comm_stats() as s:
+            got = conv(sp, x, sp.array(w))
+    numpy.testing.assert_allclose(numpy.asarray(got), expected, rtol=1e-5, atol=1e-5)
+    if size > 1 and not x._st.be.is_device:
+        assert s.collectives <= rereads.first_need(x._st) + 1, s.collectives
+        assert s.messages_sent == 0

@@ -25,6 +25,7 @@ import numpy as np
 
 from spmdarray.comm import bcast_array
 from spmdarray.core.placement import gather_view
+from spmdarray.core.rereads import due, eligible, index_copy, served
 from spmdarray.decomposition import ViewMap, find_coord, ravel, unravel, view_layout
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "has_copy",
     "read_at",
     "read_element",
+    "whole_read",
     "write_at",
     "write_element",
 ]
@@ -323,7 +325,10 @@ def has_copy(x) -> bool:
     """Whether a current copy holds the view ``x`` whole on every rank (its reads then
     send nothing).  Not collective; every rank answers alike (copies change only in
     collective operations)."""
-    return _current(x._st, _widen(x._map)[0]) is not None
+    st = x._st
+    if _current(st, _widen(x._map)[0]) is not None:
+        return True
+    return bool(st.copies) and not x._map.broadcast_axes and _whole(st, False) is not None
 
 
 def copy_of(st, vmap: ViewMap) -> np.ndarray:
@@ -334,9 +339,48 @@ def copy_of(st, vmap: ViewMap) -> np.ndarray:
     (see :func:`_region`).
     """
     wide, idx = _widen(vmap)
+    if st.copies is not None and _current(st, wide) is None:
+        w = _whole(st, True)
+        if w is not None:  # (a moderately small array read again and again: gathered whole)
+            w[2] = True
+            return index_copy(w[1], vmap)
     e, pre = _region(st, wide)
     e[2] = True
     return _pick(e[1], pre, idx)
+
+
+@lru_cache(maxsize=1024)
+def _whole_map(shape: tuple[int, ...]) -> ViewMap:
+    return ViewMap.identity(shape)
+
+
+def _whole(st, miss: bool):
+    """The current entry of the copy of all of ``st``; else, for a read that needs a
+    collective (``miss``), the entry gathered now when :func:`~spmdarray.core.rereads.due`
+    says so (one collective); else None.  Every rank takes the same branch."""
+    e = st.copies.get(_whole_map(st.layout.shape))
+    if e is not None and e[0] == st.version:
+        served(st)
+        return e
+    if miss and eligible(st) and due(st):
+        return _copy(st, _whole_map(st.layout.shape))
+    return None
+
+
+def whole_read(x) -> np.ndarray | None:
+    """The view ``x`` of a split host array from a whole copy of its storage (read only,
+    for the caller's computation only), or None.  Collective in the sense of
+    :func:`~spmdarray.core.rereads.due`: each call is a read that would need a
+    collective, and the one that is due gathers the storage (one collective).
+
+    For products that would otherwise combine partial sums at every call
+    (``d[:, i] @ d[:, i:]``): NumPy's own product on the copy.
+    """
+    if x._map.broadcast_axes or not eligible(x._s):
+        return None
+    st = x._st  # (messages into it completed)
+    e = _whole(st, True)
+    return None if e is None else index_copy(e[1], x._map)
 
 
 @lru_cache(maxsize=4096)
@@ -473,6 +517,10 @@ def read_element(st, base):
         hit = _current(st, _row_region(lay, base[:-1]))
         if hit is not None:
             return _pick(hit[0][1], hit[1], (base[-1],))
+    if st.copies is not None and st.dtype.kind != "V" and not st.be.is_device:
+        w = _whole(st, True)
+        if w is not None:
+            return w[1][base]
     if runs:
         v = _run_miss(st, base)
         if v is not NOT_ELEMENT:
@@ -598,12 +646,15 @@ def write_element(st, base, value) -> bool:
         st.alloc[_local(st, base)] = probe[()]
     current = st.version
     st.bump()
+    whole = _whole_map(lay.shape)
     for wide, e in st.copies.items():
         if e[0] != current:
             continue
         j = _index_in(wide, base)
         if j is not None:
             if e[2]:  # handed out to an operation: write a fresh copy
+                if wide == whole:
+                    continue  # (not a copy of all of it: it goes stale, and is gathered again if due)
                 e[1], e[2] = e[1].copy(), False
             e[1][j] = probe[()]
         e[0] = st.version

@@ -1,21 +1,23 @@
-"""Whole copies of moderately small split arrays that a loop reads again and again.
+"""When a moderately small split array that a loop reads again and again is gathered whole.
 
 ``cov[i, i:] = data[:, i] @ data[:, i:]`` in a loop over ``i``, on a split
 ``data`` that the loop never writes, makes one all-reduce per iteration on
-the general path: each rank multiplies its rows, and the partial products
-are summed.  On a few ranks the all-reduce costs more than the whole
-product.  Here a split array of fewer than ``config.gather_rereads_below``
-elements (a setting; 0 turns this off) whose
-storage is read by :data:`REREADS` products at one version (no write in
-between) is gathered whole onto every rank once (one ``Allgatherv``), as a
-*copy* of the storage (``Storage.copies``, see :mod:`spmdarray.core.element`).
-The products that follow are NumPy's own on the copy, with NumPy's bits, and
-send nothing until the array is written; a scalar ``x[i, j] = v`` keeps the
-copy current, any other write makes it stale.
+the general path; a convolution's windows of a split input, or a loop of row
+and element reads, make one collective per window or row.  On a few ranks
+each collective costs more than NumPy's whole statement.  A split array of
+fewer than ``config.gather_rereads_below`` elements (a setting; 0 turns this
+off) whose storage is read :func:`first_need` times at one version with a
+collective each (at least :data:`REREADS`, one per 64 KiB) is instead gathered whole onto every rank once (one
+``Allgatherv``), as a *copy* of the storage (``Storage.copies``, see
+:mod:`spmdarray.core.element`, which asks :func:`due` and serves the reads).
+The reads that follow send nothing until the array is written; a scalar
+``x[i, j] = v`` keeps the copy current, any other write makes it stale.
 
-A loop that writes the array between its products never gathers it (the
-count starts again at each write), and the first products at each version
-take the general path, so the gather is paid only where it is reused.
+A loop that writes the array between its reads never gathers it (the count
+starts again at each write).  When a whole copy served fewer than
+:data:`PAYBACK` times its count before it went stale, the count that
+gathers the storage again is multiplied by 4: a loop that alternates a few
+reads and a write cannot make every few statements a gather.
 """
 
 from __future__ import annotations
@@ -25,49 +27,69 @@ import weakref
 
 import numpy as np
 
-from spmdarray.core.element import _copy
-from spmdarray.core.storage import Storage
 from spmdarray.decomposition import ViewMap
 from spmdarray.settings import config
 
-__all__ = ["REREADS", "index_copy", "reread"]
+__all__ = ["PAYBACK", "REREADS", "due", "eligible", "first_need", "index_copy", "served"]
 
-#: Products reading one version of a storage before it is gathered whole.
+#: Reads with a collective of one version of a storage before it is gathered whole.
 REREADS = 3
-#: id(storage) -> [weak reference to the storage, version, products counted at it]
+#: A whole copy that served fewer than this many times its count raises the count.
+PAYBACK = 4
+_MAX_NEED = 1 << 20
+#: id(storage) -> [weak reference, version, reads counted at it, reads that gather, whole
+#: copies gathered at that record and not yet judged, reads the last one served]
 _COUNTS: dict = {}
-_MAX_COUNTS = 16
+_MAX_COUNTS = 64
 
 
-def reread(x) -> np.ndarray | None:
-    """The view ``x`` of a split host array, whole on this rank from a copy of its
-    storage (read only), or None to compute on the general path.
+def eligible(st) -> bool:
+    """Whether storage ``st`` may be gathered whole for its rereads: a split host
+    storage, not structured or of objects, below ``config.gather_rereads_below``
+    elements.  Not collective (the same on every rank)."""
+    return (
+        not st.deferred
+        and st.copies is not None
+        and not st.be.is_device
+        and st.dtype.kind not in "VO"
+        and math.prod(st.layout.shape) < config.gather_rereads_below
+    )
 
-    Collective: every rank counts the same reads (every rank runs the same
-    products) and so gathers at the same call, in one collective; the other
-    calls send nothing.  None for device arrays, structured and object
-    dtypes, broadcast views, storages of ``config.gather_rereads_below``
-    elements or more, and before the :data:`REREADS`-th read of a version.
-    """
-    s = x._s
-    if type(s) is not Storage or s.copies is None or s.be.is_device:
-        return None
-    shape = s.layout.shape
-    if math.prod(shape) >= config.gather_rereads_below or s.dtype.kind in "VO" or x._map.broadcast_axes:
-        return None
-    whole = ViewMap.identity(shape)
-    e = s.copies.get(whole)
-    if e is None or e[0] != s.version:
-        h = _COUNTS.get(id(s))
-        if h is None or h[0]() is not s or h[1] != s.version:
-            if h is None and len(_COUNTS) >= _MAX_COUNTS:
-                del _COUNTS[next(iter(_COUNTS))]
-            h = _COUNTS[id(s)] = [weakref.ref(s), s.version, 0]
-        h[2] += 1
-        if h[2] < REREADS:
-            return None
-        e = _copy(s, whole)
-    return index_copy(e[1], x._map)
+
+def first_need(st) -> int:
+    """Reads with a collective of one version of ``st`` that gather it whole, at first:
+    :data:`REREADS`, or one per 64 KiB of the array when more (the collectives those reads
+    cost on a few ranks then add up to about the time of the gather: never much more than
+    twice the best choice made knowing the loop in advance).  Not collective."""
+    return max(REREADS, math.prod(st.layout.shape) * st.dtype.itemsize >> 16)
+
+
+def due(st) -> bool:
+    """Count a read of ``st`` that needs a collective (no copy holds it); True when it is
+    the read that gathers the storage whole instead.  Not collective: every rank counts
+    the same reads (they run the same statements), so every rank answers alike."""
+    h = _COUNTS.get(id(st))
+    if h is None or h[0]() is not st:
+        if len(_COUNTS) >= _MAX_COUNTS:
+            del _COUNTS[next(iter(_COUNTS))]
+        h = _COUNTS[id(st)] = [weakref.ref(st), st.version, 0, first_need(st), False, 0]
+    elif h[1] != st.version:
+        if h[4] and h[5] < PAYBACK * h[3]:
+            h[3] = min(4 * h[3], _MAX_NEED)  # the last copy did not pay for itself
+        h[1], h[2], h[4], h[5] = st.version, 0, False, 0
+    h[2] += 1
+    if h[2] < h[3]:
+        return False
+    h[2], h[4], h[5] = 0, True, 0
+    return True
+
+
+def served(st) -> None:
+    """Count a read that a whole copy of ``st`` served.  Not collective."""
+    h = _COUNTS.get(id(st))
+    if h is not None and h[0]() is st:
+        h[5] += 1
+        h[1] = st.version  # (a scalar write kept the copy current: the same copy)
 
 
 def index_copy(whole: np.ndarray, vmap: ViewMap) -> np.ndarray:
@@ -93,6 +115,8 @@ def index_copy(whole: np.ndarray, vmap: ViewMap) -> np.ndarray:
         arr = arr.transpose([order.index(b) for b in walked])
     if new:
         arr = arr[tuple(None if b < 0 else slice(None) for b, _ in vmap.axes)]
+        if arr.shape != vmap.shape:
+            arr = np.broadcast_to(arr, vmap.shape)
     arr = arr.view()
     arr.flags.writeable = False
     return arr

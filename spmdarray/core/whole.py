@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from spmdarray.core.element import copy_of, direct_access
+from spmdarray.core.element import copy_of, direct_access, has_copy
 from spmdarray.core.placement import is_small, is_whole
 from spmdarray.core.storage import Storage, _geometry
 from spmdarray.core.thunk import READERS
@@ -231,10 +231,17 @@ def ufunc_call(x, ufunc, method: str, inputs, kwargs: dict):
 
 def reduce_whole(name: str, x, axis, dtype, keepdims, kw: dict):
     """``x.<name>(axis=..., dtype=..., keepdims=..., **kw)`` as NumPy's reduction of the
-    copy, or :data:`SLOW` off the lane.  Not collective."""
+    copy, or :data:`SLOW` off the lane.  Not collective.
+
+    A split ``x`` that a current copy holds whole (``core.element``: gathered
+    by earlier reads, unwritten since) is reduced from that copy too.
+    """
     v = local(x)
     if v is None:
-        return SLOW
+        s = x._s
+        if type(s) is not Storage or s.be.is_device or not s.copies or not has_copy(x):
+            return SLOW
+        v = copy_of(x._st, x._map)  # a current copy holds all of it (a row read in a loop): no collective
     if axis is None and dtype is None and not keepdims and not kw:
         return getattr(v, name)()
     if dtype is not None:

@@ -19,10 +19,9 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from spmdarray.core import fetch as _fetch
 from spmdarray.core.array import ndarray
-from spmdarray.core.element import copy_of
+from spmdarray.core.element import copy_of, whole_read
 from spmdarray.core.placement import is_small, is_whole
 from spmdarray.core.registry import GUFUNCS, implements, provides
-from spmdarray.core.rereads import reread
 from spmdarray.core.storage import Storage
 from spmdarray.core.whole import whole_copy, wrap
 from spmdarray.engine import elementwise as _engine
@@ -107,10 +106,10 @@ def matmul(a, b, out=None, **kwargs):
         if 0 < a.ndim <= 2 and 0 < b.ndim <= 2 and a._s.ctx is b._s.ctx and _small_work(a.shape, b.shape):
             # A split operand that a loop reads again and again, unwritten (``d[:, i] @ d[:, i:]``):
             # NumPy's product of whole copies, its operands gathered once (``core.rereads``).
-            va = reread(a) if va is None else va
+            va = whole_read(a) if va is None else va
             if va is not None:
                 vb = whole_copy(b) if vb is None else vb
-                vb = reread(b) if vb is None else vb
+                vb = whole_read(b) if vb is None else vb
             if vb is not None:
                 s = a._s
                 return wrap(s.ctx, s.be, np.matmul(va, vb))
