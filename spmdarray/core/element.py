@@ -26,6 +26,7 @@ import numpy as np
 from spmdarray.comm import bcast_array
 from spmdarray.core.placement import gather_view
 from spmdarray.core.rereads import due, eligible, index_copy, served
+from spmdarray.core.rows import BATCH, held_part, next_rectangle, row_part
 from spmdarray.decomposition import ViewMap, find_coord, ravel, unravel, view_layout
 
 __all__ = [
@@ -44,7 +45,7 @@ __all__ = [
 _SCALAR = (int, float, complex, bool, np.generic)
 _REGION = 4096  # elements: the most an element read gathers, and the floor of a slice's widening
 _MAX_COPIES = 16  # copies kept per storage (and at most 2 * _BATCH elements in all)
-_BATCH = 1 << 18  # elements: the most a block of whole rows gathered in a read-only sweep holds
+_BATCH = BATCH  # elements: the most a block of whole rows gathered in a read-only sweep holds
 _BASES: dict = {}  # (view map, key) -> base index
 NOT_ELEMENT = object()  # what :func:`read_at` returns when the key is not one element
 
@@ -185,8 +186,10 @@ def _row_of(wide: ViewMap) -> tuple[int, int] | None:
 
 
 def _in_block(vm: ViewMap, wide: ViewMap, a: int, r: int) -> int | None:
-    """Index of row ``r`` (of row axis ``a``) in the row block ``vm``, or None."""
-    if len(vm.axes) != 2 or vm.axes[0] != (a, 1) or vm.axes[1] != wide.axes[0] or vm.base_shape != wide.base_shape:
+    """Index of row ``r`` (of row axis ``a``) in the block of whole rows ``vm``, or None."""
+    if len(vm.axes) != 2 or vm.axes[0] != (a, 1) or vm.axes[1] != wide.axes[0] or vm.shape[1] != wide.shape[0]:
+        return None
+    if vm.base_shape != wide.base_shape:
         return None
     lo = vm.start[a]
     if not lo <= r < lo + vm.shape[0] or vm.start[:a] != wide.start[:a]:
@@ -325,10 +328,13 @@ def has_copy(x) -> bool:
     """Whether a current copy holds the view ``x`` whole on every rank (its reads then
     send nothing).  Not collective; every rank answers alike (copies change only in
     collective operations)."""
-    st = x._st
-    if _current(st, _widen(x._map)[0]) is not None:
+    st, vmap = x._st, x._map
+    part = row_part(vmap) if st.copies else None
+    if part is not None and held_part(st.copies, st.version, vmap, part) is not None:
         return True
-    return bool(st.copies) and not x._map.broadcast_axes and _whole(st, False) is not None
+    if _current(st, _widen(vmap)[0]) is not None:
+        return True
+    return bool(st.copies) and not vmap.broadcast_axes and _whole(st, False) is not None
 
 
 def copy_of(st, vmap: ViewMap) -> np.ndarray:
@@ -336,8 +342,30 @@ def copy_of(st, vmap: ViewMap) -> np.ndarray:
 
     Collective: served from a copy of a slightly wider region while the
     storage is unwritten, else one collective that gathers that region
-    (see :func:`_region`).
+    (see :func:`_region`).  A prefix or suffix of a row (``L[i, :i]``) that
+    no copy holds is gathered, in a read-only sweep, with the parts of the
+    rows after it (or before it) as one rectangle (:mod:`spmdarray.core.rows`).
+    Nothing is sent for an empty view.
     """
+    copies = st.copies
+    if copies:
+        part = row_part(vmap)
+        if part is not None:
+            hit = held_part(copies, st.version, vmap, part)
+            if hit is None:
+                w = _whole(st, True)
+                if w is not None:  # (a moderately small array read again and again: gathered whole)
+                    w[2] = True
+                    return index_copy(w[1], vmap)
+                rect = next_rectangle(copies, st.version, st.layout, vmap, part)
+                if rect is not None:
+                    hit = _copy(st, rect[0]), rect[1]
+            if hit is not None:
+                e, k = hit
+                e[2] = True
+                return e[1][k]
+    if 0 in vmap.shape:
+        return np.empty(vmap.shape, st.dtype)
     wide, idx = _widen(vmap)
     if st.copies is not None and _current(st, wide) is None:
         w = _whole(st, True)
@@ -513,10 +541,10 @@ def read_element(st, base):
         hit = _current(st, region[0])
         if hit is not None:
             return _pick(hit[0][1], hit[1], region[1])
-    elif st.copies:  # a row too long to gather for one element, but copied already (``L[i, i]`` after ``L[i, :i]``)
-        hit = _current(st, _row_region(lay, base[:-1]))
-        if hit is not None:
-            return _pick(hit[0][1], hit[1], (base[-1],))
+    if st.copies:  # in a copy of another region: a rectangle of row prefixes (``L[i, i]`` after ``L[i, :i]``)
+        v = _in_copies(st, base)
+        if v is not NOT_ELEMENT:
+            return v
     if st.copies is not None and st.dtype.kind != "V" and not st.be.is_device:
         w = _whole(st, True)
         if w is not None:
@@ -532,6 +560,18 @@ def read_element(st, base):
     root, _ = _owner(lay, base, ctx.rank)
     data = st.be.to_host(st.alloc[_local(st, base)]) if ctx.rank == root else None
     return bcast_array(ctx, data, root, (), st.dtype)[()]
+
+
+def _in_copies(st, base):
+    """The element at ``base`` from the newest current copy holding it, or
+    :data:`NOT_ELEMENT`.  Not collective."""
+    version = st.version
+    for vm, e in reversed(st.copies.items()):
+        if e[0] == version:
+            j = _index_in(vm, base)
+            if j is not None:
+                return e[1][j]
+    return NOT_ELEMENT
 
 
 #: id(storage) -> [weak reference to the storage, base index of the last missed read, unit
