@@ -240,8 +240,8 @@ class ndarray(OperatorsMixin, InteropMixin):  # noqa: N801 - NumPy's name
     # ----------------------------------------------------------- indexing
     def __getitem__(self, key):
         c = self._loc
-        if c is not None and c[0] == id(self._s) and c[3] is not None:  # (``whole_copy``, inline)
-            v = c[3] if config.whole_lane else None
+        if c is not None and c[0] == id(self._s) and (c[3] is not None or c[2] is None):  # (``whole_copy``, inline)
+            v = c[3] if config.whole_lane else None  # (None where this rank does not hold all of it)
         else:
             v = whole_copy(self)
         if v is not None:  # every rank holds all of it: NumPy's indexing of the copy

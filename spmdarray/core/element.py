@@ -566,11 +566,18 @@ def _in_copies(st, base):
     """The element at ``base`` from the newest current copy holding it, or
     :data:`NOT_ELEMENT`.  Not collective."""
     version = st.version
+    a = len(base) - 2
     for vm, e in reversed(st.copies.items()):
-        if e[0] == version:
-            j = _index_in(vm, base)
-            if j is not None:
-                return e[1][j]
+        if e[0] != version:
+            continue
+        if a >= 0 and vm.axes == ((a, 1), (a + 1, 1)):  # a rectangle of rows (``_index_in``, inline)
+            k, j = base[a] - vm.start[a], base[a + 1] - vm.start[a + 1]
+            if 0 <= k < vm.shape[0] and 0 <= j < vm.shape[1] and vm.start[:a] == base[:a]:
+                return e[1][k, j]
+            continue
+        j = _index_in(vm, base)
+        if j is not None:
+            return e[1][j]
     return NOT_ELEMENT
 
 

@@ -78,7 +78,8 @@ def local(x) -> np.ndarray | None:
     """``x``'s whole copy on this rank (a NumPy view of its allocation), or None off the lane.
 
     Not collective.  Cached on ``x`` as ``x._loc = (id of the storage, copy
-    on the lane or None, replicated, copy for indexing or None)``: the id of
+    on the lane or None, replicated (None where this rank does not hold all of
+    it), copy for indexing or None)``: the id of
     the storage, not the storage itself, whose reference count tells whether
     other arrays share it; every assignment of ``x._s`` resets ``x._loc``.
     The settings are read at each call (a split array the fuser would defer
@@ -90,7 +91,7 @@ def local(x) -> np.ndarray | None:
         v = c[1]
     else:
         v = _held(x)
-        rep = v is not None and is_whole(x._s.layout)
+        rep = None if v is None else is_whole(x._s.layout)  # (None: not held, see whole_copy)
         if v is not None and not _on_lane(v.size, rep):
             v = None  # not kept: a copy held here would stop the engine reusing a temporary
         c = x._loc = (id(x._s), v, rep, v)
@@ -110,7 +111,7 @@ def whole_copy(x) -> np.ndarray | None:
     if c is not None and c[0] == id(x._s) and c[3] is not None:
         return c[3] if config.whole_lane else None
     v = local(x)
-    if v is None and config.whole_lane:
+    if v is None and config.whole_lane and x._loc[2] is not None:  # (None: this rank does not hold it)
         v = _held(x)
         if v is not None:
             c = x._loc

@@ -89,7 +89,7 @@ def matmul(a, b, out=None, **kwargs):
         # Replicated operands: NumPy's matmul on each rank's copies (its errors too, alike on every rank).
         sa, sb = a._st, b._st
         if a.ndim == 1 == b.ndim and sa.ctx is sb.ctx and not sa.be.is_device and not sb.be.is_device:
-            if is_whole(a._layout) and is_whole(b._layout):
+            if is_whole(sa.layout) and is_whole(sb.layout) and is_whole(a._layout) and is_whole(b._layout):
                 return np.matmul(a._block, b._block)  # vector @ vector: a NumPy scalar, nothing to wrap
             if is_small(a.shape) and is_small(b.shape):
                 # Two small vectors, one of them split (``L[i, :i] @ x[:i]`` in a row loop): NumPy's
