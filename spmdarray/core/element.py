@@ -357,7 +357,7 @@ def copy_of(st, vmap: ViewMap) -> np.ndarray:
                 if w is not None:  # (a moderately small array read again and again: gathered whole)
                     w[2] = True
                     return index_copy(w[1], vmap)
-                rect = next_rectangle(copies, st.version, st.layout, vmap, part)
+                rect = next_rectangle(st, vmap, part)
                 if rect is not None:
                     hit = _copy(st, rect[0]), rect[1]
             if hit is not None:

@@ -35,6 +35,9 @@ True
 
 from __future__ import annotations
 
+import math
+import weakref
+
 from spmdarray.decomposition import ViewMap, find_coord
 
 __all__ = ["BATCH", "held_part", "next_rectangle", "row_part"]
@@ -82,18 +85,22 @@ def held_part(copies: dict, version: int, vm: ViewMap, part: tuple[int, int, int
     return None
 
 
-def next_rectangle(copies: dict, version: int, layout, vm: ViewMap, part: tuple[int, int, int, int]):
-    """The rectangle to gather for the row part ``part`` of ``vm`` that no copy holds, in a
-    read-only sweep, and the part's index in it: ``(view map, index)``.  None when no copy
-    is current (the storage was written since its last gather: no sweep, as Gauss-Seidel),
-    or when the part alone is longer than ``BATCH``.
+def next_rectangle(st, vm: ViewMap, part: tuple[int, int, int, int]):
+    """The rectangle of storage ``st`` to gather for the row part ``part`` of ``vm`` that no
+    copy holds, in a read-only sweep, and the part's index in it: ``(view map, index)``.
+    None when no copy is current (the storage was written since its last gather: no sweep,
+    as Gauss-Seidel), or when the part alone is longer than ``BATCH``.
 
     Forwards (the newest current copy starts at or before row ``r``) the rectangle is
     rows ``[r, r + h)``, backwards ``(r - h, r]``, within the row owner's block, ``h``
     twice the rows of the newest copy, as many as fit in ``BATCH`` elements.  Its columns
-    are the part's, snapped to the row's ends within ``_SNAP`` columns, and widened by
-    ``h`` where the sweep's parts grow: a prefix's stop forwards, a suffix's start backwards.
+    are the part's, one more on each side (the diagonal next to a prefix or a suffix),
+    widened by what the parts of the next ``h - 1`` rows need: the parts' ends move as they
+    did since the last miss (:data:`_MISSES`; before one, a prefix's stop grows one column
+    a row forwards, a suffix's start one column a row backwards, as in a triangular solve).
+    Columns within ``_SNAP`` of the row's ends reach them.
     """
+    copies, version = st.copies, st.version
     last = None
     for cm, e in copies.items():
         if e[0] == version:
@@ -106,17 +113,43 @@ def next_rectangle(copies: dict, version: int, layout, vm: ViewMap, part: tuple[
     n, w = shape[a], shape[b]
     h = 2 * (last.shape[0] if len(last.axes) == 2 and last.axes[0] == (a, 1) else 1)
     forward = last.start[a] <= r
-    lo_c = 0 if c0 <= _SNAP else c0
-    hi_c = w if c1 >= w - _SNAP else c1
-    grow_hi, grow_lo = forward and hi_c < w, not forward and lo_c > 0
+    grow_lo, grow_hi = _rates(st, r, c0, c1, forward)
     for _ in range(2):  # the height that fits in BATCH, then the columns of that height
-        first, stop = max(lo_c - h, 0) if grow_lo else lo_c, min(hi_c + h, w) if grow_hi else hi_c
+        first = c0 - math.ceil(grow_lo * (h - 1)) - 1
+        stop = c1 + math.ceil(grow_hi * (h - 1)) + 1
+        first = 0 if first <= _SNAP else first
+        stop = w if stop >= w - _SNAP else stop
         if h * (stop - first) <= BATCH:
             break
         h = max(1, BATCH // (stop - first))
-    iv = layout.intervals[a]
+    iv = st.layout.intervals[a]
     olo, ohi = iv[find_coord(iv, r)] if iv is not None else (0, n)
     lo, hi = (r, min(r + h, ohi)) if forward else (max(r + 1 - h, olo), r + 1)
     start = vm.start[:a] + (lo, first)
     rect = ViewMap(shape, start, ((a, 1), (b, 1)), (hi - lo, stop - first))
     return rect, (r - lo, slice(c0 - first, c1 - first))
+
+
+#: id(storage) -> [weak reference to the storage, row, first column, column stop] of the
+#: last row part that missed every copy (:func:`next_rectangle`).  Every rank misses alike
+#: and keeps the same record.  The weak reference tells a reused id apart.
+_MISSES: dict = {}
+_MAX_MISSES = 8
+
+
+def _rates(st, r: int, c0: int, c1: int, forward: bool) -> tuple[float, float]:
+    """Columns per row by which the parts' start falls and stop rises along the sweep, from
+    the last miss (recorded here for the next); a triangular solve's before any."""
+    m = _MISSES.get(id(st))
+    if m is None or m[0]() is not st:
+        if len(_MISSES) >= _MAX_MISSES:
+            del _MISSES[next(iter(_MISSES))]
+        m = _MISSES[id(st)] = [weakref.ref(st), None, 0, 0]
+    rows = r - m[1] if m[1] is not None else 0
+    if rows and (rows > 0) == forward:
+        rows = abs(rows)
+        rates = max(m[2] - c0, 0) / rows, max(c1 - m[3], 0) / rows
+    else:
+        rates = (0.0, 1.0) if forward else (1.0, 0.0)
+    m[1], m[2], m[3] = r, c0, c1
+    return rates
