@@ -232,3 +232,37 @@ def test_no_read_ahead_after_a_write():
     else:
         assert s.collectives == n - 1
         assert _total(s.collective_bytes) == (n - 1) * n * 8  # a row each, not a rectangle
+
+
+_PATTERNS = {
+    "fixed prefix": lambda i, w: (0, 3),
+    "half-rate prefix": lambda i, w: (0, min(i // 2, w)),
+    "triangle": lambda i, w: (0, min(i, w)),
+    "double-rate prefix": lambda i, w: (0, min(2 * i, w)),
+    "anti-diagonal suffix": lambda i, w: (max(w - 1 - i, 0), w),
+}
+
+
+@pytest.mark.parametrize("shape", [(240, 5000), (900, 700)])
+@pytest.mark.parametrize("pattern", list(_PATTERNS))
+def test_parts_moving_at_other_rates(shape, pattern):
+    # The rectangles' columns follow the parts' ends at the rate they moved since the
+    # last miss: a few collectives per owner, and not much more than the parts moved
+    # (rows past 4,096 elements used to be gathered one part per row, shorter ones whole).
+    rows_, w = shape
+    f = _PATTERNS[pattern]
+    a, v = ref(shape, float, 15), ref((w,), float, 16)
+    expected = numpy.array([a[i, slice(*f(i, w))] @ v[slice(*f(i, w))] for i in range(rows_)])
+    A, vs = _split(a, False, v)
+    sp.sync()
+    with config.set(replicate_below=DEFAULT), sp.comm_stats() as s:
+        got = numpy.array([A[i, slice(*f(i, w))] @ vs[slice(*f(i, w))] for i in range(rows_)])
+    _bits(got, expected)
+    if world()[1] == 1:
+        assert s.collectives == 0
+        return
+    owners = len(A._st.layout.intervals[0] or [None])
+    rows_per_owner = -(-rows_ // owners)
+    assert s.collectives <= 4 + owners * (rows_per_owner.bit_length() + 2), s.collectives
+    needed = sum(hi - lo for lo, hi in (f(i, w) for i in range(rows_))) * 8
+    assert _total(s.collective_bytes) <= 2 * needed + 64 * rows_ * 8, (_total(s.collective_bytes), needed)
