@@ -266,3 +266,18 @@ def test_parts_moving_at_other_rates(shape, pattern):
     assert s.collectives <= 4 + owners * (rows_per_owner.bit_length() + 2), s.collectives
     needed = sum(hi - lo for lo, hi in (f(i, w) for i in range(rows_))) * 8
     assert _total(s.collective_bytes) <= 2 * needed + 64 * rows_ * 8, (_total(s.collective_bytes), needed)
+
+
+def test_miss_record_keeps_no_array_alive():
+    # The record of a storage's last miss holds it weakly: a freed array's memory goes at once.
+    import gc
+    import weakref
+
+    n = 120
+    A, vs = _split(ref((n, n), float, 17), False, ref((n,), float, 18))
+    with config.set(replicate_below=DEFAULT):
+        [A[i, :i] @ vs[:i] for i in range(n)]
+    st = weakref.ref(A._st)
+    del A
+    gc.collect()
+    assert st() is None

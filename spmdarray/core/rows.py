@@ -130,26 +130,24 @@ def next_rectangle(st, vm: ViewMap, part: tuple[int, int, int, int]):
     return rect, (r - lo, slice(c0 - first, c1 - first))
 
 
-#: id(storage) -> [weak reference to the storage, row, first column, column stop] of the
-#: last row part that missed every copy (:func:`next_rectangle`).  Every rank misses alike
-#: and keeps the same record.  The weak reference tells a reused id apart.
-_MISSES: dict = {}
-_MAX_MISSES = 8
+#: storage -> [row, first column, column stop] of the last row part that missed every copy
+#: (:func:`next_rectangle`).  Every rank misses alike and keeps the same record.  Held
+#: weakly and never evicted: an entry goes with its storage, so that no rank can drop a live
+#: storage's record that another rank keeps (its rectangles, and collectives, would differ).
+_MISSES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _rates(st, r: int, c0: int, c1: int, forward: bool) -> tuple[float, float]:
     """Columns per row by which the parts' start falls and stop rises along the sweep, from
     the last miss (recorded here for the next); a triangular solve's before any."""
-    m = _MISSES.get(id(st))
-    if m is None or m[0]() is not st:
-        if len(_MISSES) >= _MAX_MISSES:
-            del _MISSES[next(iter(_MISSES))]
-        m = _MISSES[id(st)] = [weakref.ref(st), None, 0, 0]
-    rows = r - m[1] if m[1] is not None else 0
+    m = _MISSES.get(st)
+    if m is None:
+        m = _MISSES[st] = [None, 0, 0]
+    rows = r - m[0] if m[0] is not None else 0
     if rows and (rows > 0) == forward:
         rows = abs(rows)
-        rates = max(m[2] - c0, 0) / rows, max(c1 - m[3], 0) / rows
+        rates = max(m[1] - c0, 0) / rows, max(c1 - m[2], 0) / rows
     else:
         rates = (0.0, 1.0) if forward else (1.0, 0.0)
-    m[1], m[2], m[3] = r, c0, c1
+    m[0], m[1], m[2] = r, c0, c1
     return rates
