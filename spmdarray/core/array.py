@@ -269,6 +269,9 @@ class ndarray(OperatorsMixin, InteropMixin):  # noqa: N801 - NumPy's name
             return ops.getitem(self, key)
         view = ndarray._new(st, vmap)
         view._lay = lay
+        if c is not None and c[2] is None and c[0] == id(st) and self._map.shape:
+            # This rank does not hold the (not 0-d) array whole, so neither the view: ``whole_copy`` asks nothing.
+            view._loc = c
         return view._scalar() if scalar else view
 
     def __setitem__(self, key, value) -> None:

@@ -481,11 +481,15 @@ def read_at(x, key):
                 return NOT_ELEMENT
     elif type(key) is not int and not isinstance(key, np.integer):
         return NOT_ELEMENT
-    base = _BASES.get((x._map, key))
-    if base is None:
-        base = element_index(x._map, key)
+    vmap = x._map
+    base = _BASES.get((vmap, key))
+    if base is None:  # (``element_index``, inline: the key is plain, checked above)
+        base = _element_index(vmap, key)
         if base is None:
             return NOT_ELEMENT
+        if len(_BASES) >= 16384:
+            _BASES.clear()
+        _BASES[vmap, key] = base
     st = x._st
     if st.copies is None:
         return st.alloc[base]

@@ -88,10 +88,11 @@ def matmul(a, b, out=None, **kwargs):
             return wrap(s.ctx, s.be, np.matmul(va, vb))
         # Replicated operands: NumPy's matmul on each rank's copies (its errors too, alike on every rank).
         sa, sb = a._st, b._st
-        if a.ndim == 1 == b.ndim and sa.ctx is sb.ctx and not sa.be.is_device and not sb.be.is_device:
+        sha, shb = a.shape, b.shape
+        if len(sha) == 1 == len(shb) and sa.ctx is sb.ctx and not sa.be.is_device and not sb.be.is_device:
             if is_whole(sa.layout) and is_whole(sb.layout) and is_whole(a._layout) and is_whole(b._layout):
                 return np.matmul(a._block, b._block)  # vector @ vector: a NumPy scalar, nothing to wrap
-            if is_small(a.shape) and is_small(b.shape):
+            if is_small(sha) and is_small(shb):
                 # Two small vectors, one of them split (``L[i, :i] @ x[:i]`` in a row loop): NumPy's
                 # product of whole copies, as ``matmul_2d`` computes it, each split one served from
                 # its region copy (one collective on a miss, then none along a read-only sweep).
