@@ -20,10 +20,12 @@ owner's block and ``BATCH`` elements, so a sweep over ``n`` rows of width
 ``W`` makes about ``log2`` of them plus ``n * W / (2 * BATCH)`` collectives
 and moves about the triangle once.
 
-The functions here are pure: they look at a storage's ``copies``
-(view map -> ``[version, host array, handed out]``, see
-:mod:`spmdarray.core.element`) and say which region to read or gather.  None
-is collective.
+The functions here look at a storage's ``copies`` (view map -> ``[version,
+host array, handed out]``, see :mod:`spmdarray.core.element`) and say which
+region to read or gather; :mod:`~spmdarray.core.element` gathers it.  None
+is collective.  :func:`next_rectangle` records the last miss per storage
+(every rank misses alike, so every rank keeps the same record), from which
+the columns of the next rectangle follow parts that grow at other rates.
 
 >>> from spmdarray.decomposition import ViewMap
 >>> m = ViewMap.identity((8, 8)).getitem((5, slice(0, 5)))
