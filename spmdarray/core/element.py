@@ -516,13 +516,12 @@ def read_element(st, base):
     """The element at base index ``base`` of storage ``st``, a NumPy scalar on every rank.
 
     Collective.  Nothing is sent when every rank holds the element (a
-    replicated array, or one rank) or when a current copy of its region
-    exists; else one collective gathers the element's row (or the owner's
-    stretch of it, at most 4096 elements), kept as a copy for the reads that
-    follow.  A longer row is read from a current copy of it when one exists (a
-    row block that a slice of the row brought), else the element is broadcast
-    by its owner.  Misses that walk a diagonal or a column are served by runs
-    (:func:`_run_miss`).
+    replicated array, or one rank) or when a current copy holds it (its row, a
+    block of rows, a rectangle of row parts: ``L[i, i]`` after ``L[i, :i]``);
+    else one collective gathers the element's row (or the owner's stretch of
+    it, at most 4096 elements), kept as a copy for the reads that follow, or
+    past that the element is broadcast by its owner.  Misses that walk a
+    diagonal or a column are served by runs (:func:`_run_miss`).
     """
     lay = st.layout
     if _every_rank_holds(lay):
@@ -540,12 +539,7 @@ def read_element(st, base):
                 t = _on_run(run, base)
                 if t is not None:
                     return run[4][t]
-    region = _element_region(lay, base) if st.dtype.kind != "V" else None
-    if region is not None:
-        hit = _current(st, region[0])
-        if hit is not None:
-            return _pick(hit[0][1], hit[1], region[1])
-    if st.copies:  # in a copy of another region: a rectangle of row prefixes (``L[i, i]`` after ``L[i, :i]``)
+    if st.copies:  # in a current copy: its row, a block of rows, a rectangle (``L[i, i]`` after ``L[i, :i]``)
         v = _in_copies(st, base)
         if v is not NOT_ELEMENT:
             return v
@@ -557,6 +551,7 @@ def read_element(st, base):
         v = _run_miss(st, base)
         if v is not NOT_ELEMENT:
             return v
+    region = _element_region(lay, base) if st.dtype.kind != "V" else None
     if region is not None:
         e, pre = _region(st, region[0])
         return _pick(e[1], pre, region[1])
@@ -570,12 +565,20 @@ def _in_copies(st, base):
     """The element at ``base`` from the newest current copy holding it, or
     :data:`NOT_ELEMENT`.  Not collective."""
     version = st.version
-    a = len(base) - 2
-    for vm, e in reversed(st.copies.items()):
+    b = len(base) - 1
+    a = b - 1
+    for vm, e in reversed(st.copies.items()):  # the newest first: a sweep reads its last copy
         if e[0] != version:
             continue
-        if a >= 0 and vm.axes == ((a, 1), (a + 1, 1)):  # a rectangle of rows (``_index_in``, inline)
-            k, j = base[a] - vm.start[a], base[a + 1] - vm.start[a + 1]
+        axes = vm.axes
+        # (``_index_in``, inline for a stretch of a row and for a rectangle of rows)
+        if b >= 0 and axes == ((b, 1),):
+            j = base[b] - vm.start[b]
+            if 0 <= j < vm.shape[0] and vm.start[:b] == base[:b]:
+                return e[1][j]
+            continue
+        if a >= 0 and axes == ((a, 1), (b, 1)):
+            k, j = base[a] - vm.start[a], base[b] - vm.start[b]
             if 0 <= k < vm.shape[0] and 0 <= j < vm.shape[1] and vm.start[:a] == base[:a]:
                 return e[1][k, j]
             continue
