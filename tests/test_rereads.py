@@ -273,3 +273,38 @@ def test_window_reads_of_a_split_input():
     if size > 1 and not x._st.be.is_device:
         assert s.collectives <= rereads.first_need(x._st) + 1, s.collectives
         assert s.messages_sent == 0
+
+
+def test_operations_on_a_gathered_view_take_numpy_on_the_copy(monkeypatch):
+    # After the gather, an operation on a small view of the split array (a window, a column)
+    # is NumPy's on the copy, as on a replicated array: no collective, no placement.
+    from spmdarray.core import operators
+
+    calls = []
+    general = operators._apply
+    monkeypatch.setattr(operators, "_apply", lambda *a: calls.append(1) or general(*a))
+    n, m = 40, 9
+    a = ref((n, m), float, 21)
+    r = ref((n,), float, 22)
+    with config.set(replicate_below=64):
+        x = sp.array(a)
+        y = sp.array(r[:8])  # replicated
+        for i in range(rereads.first_need(x._st) + 1):
+            x[:, i] @ x[:, i]  # noqa: B018 - the reads that gather it
+        sp.sync()
+        calls.clear()
+        with sp.comm_stats() as s:
+            got = [x[3:11, 2] * 2.5, 1.0 - x[::-3, 4][:8], x[5:13, 1] + y, y / x[-8:, 0], sp.exp(x[2:10, 3])]
+        y0 = r[:8]
+        expected = [a[3:11, 2] * 2.5, 1.0 - a[::-3, 4][:8], a[5:13, 1] + y0, y0 / a[-8:, 0], numpy.exp(a[2:10, 3])]
+        split = not x._st.be.is_device and world()[1] > 1
+        for g, e in zip(got, expected):
+            assert numpy.asarray(g).tobytes() == e.tobytes()
+        if split:
+            assert (s.collectives, s.messages_sent) == (0, 0)
+            assert not calls, len(calls)
+        x[:, 2] = -1.0  # stale now: the general path reads the new values
+        after = x[3:11, 2] * 2.5
+        numpy.testing.assert_array_equal(numpy.asarray(after), numpy.full(8, -2.5))
+        if split:
+            assert calls

@@ -334,7 +334,10 @@ def has_copy(x) -> bool:
         return True
     if _current(st, _widen(vmap)[0]) is not None:
         return True
-    return bool(st.copies) and not vmap.broadcast_axes and _whole(st, False) is not None
+    if not st.copies or vmap.broadcast_axes:
+        return False
+    e = st.copies.get(_whole_map(st.layout.shape))  # (``_whole`` without counting a read: a question)
+    return e is not None and e[0] == st.version
 
 
 def copy_of(st, vmap: ViewMap) -> np.ndarray:
@@ -353,7 +356,7 @@ def copy_of(st, vmap: ViewMap) -> np.ndarray:
         if part is not None:
             hit = held_part(copies, st.version, vmap, part)
             if hit is None:
-                w = _whole(st, True)
+                w = _whole(st)
                 if w is not None:  # (a moderately small array read again and again: gathered whole)
                     w[2] = True
                     return index_copy(w[1], vmap)
@@ -368,7 +371,7 @@ def copy_of(st, vmap: ViewMap) -> np.ndarray:
         return np.empty(vmap.shape, st.dtype)
     wide, idx = _widen(vmap)
     if st.copies is not None and _current(st, wide) is None:
-        w = _whole(st, True)
+        w = _whole(st)
         if w is not None:  # (a moderately small array read again and again: gathered whole)
             w[2] = True
             return index_copy(w[1], vmap)
@@ -382,15 +385,16 @@ def _whole_map(shape: tuple[int, ...]) -> ViewMap:
     return ViewMap.identity(shape)
 
 
-def _whole(st, miss: bool):
-    """The current entry of the copy of all of ``st``; else, for a read that needs a
-    collective (``miss``), the entry gathered now when :func:`~spmdarray.core.rereads.due`
-    says so (one collective); else None.  Every rank takes the same branch."""
+def _whole(st):
+    """The current entry of the copy of all of ``st`` (a read it serves, counted); else, for
+    a read that needs a collective, the entry gathered now when
+    :func:`~spmdarray.core.rereads.due` says so (one collective); else None.  Every rank
+    takes the same branch."""
     e = st.copies.get(_whole_map(st.layout.shape))
     if e is not None and e[0] == st.version:
         served(st)
         return e
-    if miss and eligible(st) and due(st):
+    if eligible(st) and due(st):
         return _copy(st, _whole_map(st.layout.shape))
     return None
 
@@ -407,7 +411,7 @@ def whole_read(x) -> np.ndarray | None:
     if x._map.broadcast_axes or not eligible(x._s):
         return None
     st = x._st  # (messages into it completed)
-    e = _whole(st, True)
+    e = _whole(st)
     return None if e is None else index_copy(e[1], x._map)
 
 
@@ -544,7 +548,7 @@ def read_element(st, base):
         if v is not NOT_ELEMENT:
             return v
     if st.copies is not None and st.dtype.kind != "V" and not st.be.is_device:
-        w = _whole(st, True)
+        w = _whole(st)
         if w is not None:
             return w[1][base]
     if runs:

@@ -26,7 +26,7 @@ import numpy as np
 
 from spmdarray.core.refs import ATTRIBUTE, LOCAL
 from spmdarray.core.registry import ops
-from spmdarray.core.whole import SLOW, local, operand, wrap, writable, written
+from spmdarray.core.whole import SLOW, local, operand, reread, wrap, writable, written
 from spmdarray.settings import config
 
 __all__ = ["OperatorsMixin"]
@@ -233,12 +233,14 @@ def _binary(name: str, ufunc):
         # (``local``, inline for a replicated array: on the lane whatever its size; no local
         # holds the storage on the way to ``_apply``, whose temporary reuse counts its references)
         v = c[1] if c is not None and c[0] == id(self._s) and c[2] and config.whole_lane else local(self)
+        if v is None and self._loc[2] is None:
+            v = reread(self)  # (a split array: a current copy may hold it whole)
         if v is not None:
             s = self._s
             t = type(other)
             if t is type(self):  # (``operand``, inline)
-                o = local(other)
-                if o is not None and other._s.ctx is s.ctx:  # every rank holds both whole: NumPy's own operation
+                o = operand(other, s.ctx)
+                if o is not SLOW:  # every rank holds both whole: NumPy's own operation
                     return wrap(s.ctx, s.be, ufunc(v, o))
             elif t is float or t is int:
                 return wrap(s.ctx, s.be, ufunc(v, other))
@@ -253,6 +255,8 @@ def _binary(name: str, ufunc):
     def rop(self, other):
         c = self._loc
         v = c[1] if c is not None and c[0] == id(self._s) and c[2] and config.whole_lane else local(self)
+        if v is None and self._loc[2] is None:
+            v = reread(self)  # (as ``op``)
         if v is not None:  # (as ``op``)
             s = self._s
             t = type(other)

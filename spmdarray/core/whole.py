@@ -143,12 +143,39 @@ def _on_lane(size: int, replicated: bool) -> bool:
     return config.whole_lane and (replicated or not (config.fuse and size >= config.fuse_min_size))
 
 
+def reread(x) -> np.ndarray | None:
+    """The copy of ``x``, a small split view (below ``config.replicate_below`` elements)
+    that a current copy holds whole on every rank (:func:`~spmdarray.core.element.has_copy`:
+    gathered by earlier reads, unwritten since), read only; else None.  Not collective.
+
+    An operation on it then takes the lane, as on a replicated array: the windows of a
+    convolution over a split input gathered whole (``input[:, i:i + K, j:j + K]``) cost
+    NumPy's operation and no placement.  Every rank answers alike.
+    """
+    s = x._s
+    if (
+        type(s) is not Storage
+        or not s.copies
+        or s.flights
+        or s.be.is_device
+        or not config.whole_lane
+        or x._map.broadcast_axes
+        or math.prod(x._map.shape) >= config.replicate_below
+        or not has_copy(x)
+    ):
+        return None
+    return copy_of(s, x._map)
+
+
 def operand(o, ctx):
     """The lane's form of operand ``o``: a Python or NumPy scalar as it is, the copy
-    of a spmdarray array on context ``ctx``, or :data:`SLOW`.  Not collective."""
+    of a spmdarray array on context ``ctx`` (:func:`local`, or :func:`reread`), or
+    :data:`SLOW`.  Not collective."""
     t = type(o)
     if t is _ARRAY:
         v = local(o)
+        if v is None:
+            v = reread(o)
         return SLOW if v is None or o._s.ctx is not ctx else v
     if t is float or t is int or t is complex or t is bool or isinstance(o, np.generic):
         return o
