@@ -29,6 +29,7 @@ from spmdarray.core.whole import (
     NUMBERS,
     SLOW,
     getitem,
+    lazy_view,
     reduce_whole,
     register,
     resolve,
@@ -43,6 +44,8 @@ from spmdarray.decomposition import Layout, ViewMap, view_layout
 from spmdarray.settings import config
 
 __all__ = ["ndarray"]
+
+_NDARRAY = np.ndarray
 
 
 class ndarray(OperatorsMixin, InteropMixin):  # noqa: N801 - NumPy's name
@@ -246,14 +249,26 @@ class ndarray(OperatorsMixin, InteropMixin):  # noqa: N801 - NumPy's name
             v = whole_copy(self)
         if v is not None:  # every rank holds all of it: NumPy's indexing of the copy
             tk = type(key)
-            if tk is tuple and len(key) == v.ndim:
+            if tk is tuple:
                 for k in key:
-                    if type(k) is not int:
+                    t = type(k)
+                    if t is not int and t is not slice:
                         break
                 else:
-                    return v[key]  # one element (loops read them one by one): NumPy's scalar or IndexError
-            elif tk is int and v.ndim == 1:
-                return v[key]
+                    # Python integers and slices (loops read elements and rows one by one):
+                    # NumPy's scalar (or IndexError), or a view whose map is made when first
+                    # read (``whole.getitem``, inline).
+                    r = v[key]
+                    if type(r) is not _NDARRAY:
+                        return r
+                    if r.ndim:
+                        return lazy_view(self, key, r)
+            elif tk is int or tk is slice:
+                r = v[key]
+                if type(r) is not _NDARRAY:
+                    return r
+                if r.ndim:
+                    return lazy_view(self, key, r)
             r = getitem(self, v, key)
             if r is not SLOW:
                 return r

@@ -280,14 +280,9 @@ def _binary(name: str, ufunc):
             return self
         v = writable(self)
         if v is not None:
-            if type(other) is type(self):  # (``operand``, inline)
-                o = local(other)
-                if o is None or other._s.ctx is not self._s.ctx:
-                    o = SLOW
-            else:
-                o = operand(other, self._s.ctx)
+            o = operand(other, self._s.ctx)
             if o is not SLOW:
-                ufunc(v, o, out=v)
+                ufunc(v, o, v)  # (``out=v``: positional, as NumPy's operators pass it, cheaper)
                 written(self)
                 return self
         if not _known(other):

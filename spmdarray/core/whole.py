@@ -303,7 +303,7 @@ def getitem(x, v, key):
             if type(r) is not np.ndarray:
                 return r  # one element
             if r.ndim:
-                return _lazy(x, key if keys is key or type(key) is not tuple else keys, r)
+                return lazy_view(x, key if keys is key or type(key) is not tuple else keys, r)
     hk = hashable_key(key)
     if hk is None:
         return index(x, v, key)
@@ -322,7 +322,7 @@ def getitem(x, v, key):
     return _view(s, vmap, lay, r)
 
 
-def _lazy(x, key, r):
+def lazy_view(x, key, r):
     """The view ``x[key]`` (a basic key of integers, Python or NumPy, slices and None) whose copy is
     NumPy's view ``r``; its view map and layout are composed when first read (:func:`resolve`).
 
@@ -373,13 +373,13 @@ def transposed(x, perm: tuple):
     out._s = s
     out._loc = (id(s), r if c[1] is not None else None, c[2], r)
     p = x._pend
-    # (as ``_lazy``: at most one unmade view between a view and a made map)
+    # (as ``lazy_view``: at most one unmade view between a view and a made map)
     out._pend = (x._map if p is None or p[3] or type(p[0]) is _ARRAY else x, _Perm(perm), r.shape, False)
     return out
 
 
 def resolve(x, name: str):
-    """Compose the view map and layout of a view :func:`_lazy` made and return the
+    """Compose the view map and layout of a view :func:`lazy_view` made and return the
     attribute ``name`` ("_map" or "_lay").  Not collective.
 
     Raises ``AttributeError`` for an array that is not such a view (the
