@@ -238,9 +238,12 @@ def _binary(name: str, ufunc):
         if v is not None:
             s = self._s
             t = type(other)
-            if t is type(self):  # (``operand``, inline)
+            if t is type(self):
+                d = other._loc  # (``operand``, inline for a replicated array on the lane)
+                if d is not None and d[0] == id(other._s) and d[2] and d[1] is not None and other._s.ctx is s.ctx:
+                    return wrap(s.ctx, s.be, ufunc(v, d[1]))  # every rank holds both whole: NumPy's own operation
                 o = operand(other, s.ctx)
-                if o is not SLOW:  # every rank holds both whole: NumPy's own operation
+                if o is not SLOW:
                     return wrap(s.ctx, s.be, ufunc(v, o))
             elif t is float or t is int:
                 return wrap(s.ctx, s.be, ufunc(v, other))
