@@ -226,6 +226,16 @@ def test_stencil_never_allocates_more_than_a_block(monkeypatch):
     monkeypatch.setattr(_storage.Storage, "__init__", recording)
     monkeypatch.setattr(_storage.Storage, "blank", recording_blank)
     monkeypatch.setattr(_storage.Storage, "adopting", classmethod(recording_adopting))
+    from spmdarray.core import whole as _whole
+
+    original_adopt = _whole.adopt
+
+    def recording_adopt(*args, **kwargs):  # the lane's results (``whole.wrap``)
+        st = original_adopt(*args, **kwargs)
+        sizes.append(st.alloc.size)
+        return st
+
+    monkeypatch.setattr(_whole, "adopt", recording_adopt)
     for _ in range(3):
         average = (center + north + east + west + south) * 0.2
         center[:] = average

@@ -292,9 +292,9 @@ class ndarray(OperatorsMixin, InteropMixin):  # noqa: N801 - NumPy's name
     def __setitem__(self, key, value) -> None:
         tv = type(value)
         tk = type(key)
-        if tv in NUMBERS and (tk is tuple or tk is int):
-            # One element set to a number, every rank holding all of it (loops write them one
-            # by one): NumPy's assignment into the copy (``whole.setitem``, inline).
+        if tv in NUMBERS and (tk is tuple or tk is int or tk is slice):
+            # An element or a region set to a number, every rank holding all of it (loops write
+            # them one by one): NumPy's assignment into the copy (``whole.setitem``, inline).
             c = self._loc
             s = self._s
             if (
@@ -302,15 +302,15 @@ class ndarray(OperatorsMixin, InteropMixin):  # noqa: N801 - NumPy's name
                 and c[0] == id(s)
                 and (v := c[3]) is not None
                 and config.whole_lane
-                and (len(key) if tk is tuple else 1) == v.ndim
                 and not (READERS and id(s) in READERS or s.flights)
             ):
-                if tk is int:
+                if tk is not tuple:
                     v[key] = value
                     s.version += 1
                     return
                 for k in key:
-                    if type(k) is not int:
+                    t = type(k)
+                    if t is not int and t is not slice:
                         break
                 else:
                     v[key] = value

@@ -129,24 +129,8 @@ class Storage(Thunk):
     @classmethod
     def adopting(cls, ctx, be, layout: Layout, dtype: np.dtype, geometry, direct: bool, alloc) -> Storage:
         """A host storage whose allocation is ``alloc`` (of the shape ``geometry`` gives), as
-        :meth:`blank` makes it.  Not collective."""
-        self = object.__new__(cls)
-        self.ctx = ctx
-        self.be = be
-        self.layout = layout
-        self.dtype = dtype
-        self.version = 0
-        self.halo_valid = {}
-        self._views = views = {}
-        self.flights = []
-        self.exposed = False
-        self.ghost, _, self.origin, holds = geometry
-        self.alloc = alloc
-        self.copies = None if direct else {}
-        if holds is not None:
-            owned, key = holds
-            views[key] = alloc if owned is None else alloc[owned]
-        return self
+        :meth:`blank` makes it (:func:`adopt`).  Not collective."""
+        return adopt(ctx, be, layout, dtype, geometry, direct, alloc, cls)
 
     deferred = False
 
@@ -205,6 +189,31 @@ class Storage(Thunk):
                 # A broadcast axis (``broadcast_to``): read-only, as NumPy's.
                 arr = self.be.xp.broadcast_to(arr, shape)
         return arr
+
+
+def adopt(ctx, be, layout: Layout, dtype: np.dtype, geometry, direct: bool, alloc, cls=None) -> Storage:
+    """``Storage.adopting``: a host storage whose allocation is ``alloc`` (of the shape
+    ``geometry`` gives); a plain function, for the lane's every result.  Not collective."""
+    self = _new(Storage if cls is None else cls)
+    self.ctx = ctx
+    self.be = be
+    self.layout = layout
+    self.dtype = dtype
+    self.version = 0
+    self.halo_valid = {}
+    self._views = views = {}
+    self.flights = []
+    self.exposed = False
+    self.ghost, _, self.origin, holds = geometry
+    self.alloc = alloc
+    self.copies = None if direct else {}
+    if holds is not None:
+        owned, key = holds
+        views[key] = alloc if owned is None else alloc[owned]
+    return self
+
+
+_new = object.__new__
 
 
 def _largest_block_bytes(layout: Layout, dtype) -> int:

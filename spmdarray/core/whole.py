@@ -30,7 +30,7 @@ import numpy as np
 
 from spmdarray.core.element import copy_of, direct_access, has_copy
 from spmdarray.core.placement import is_small, is_whole
-from spmdarray.core.storage import Storage, _geometry
+from spmdarray.core.storage import Storage, _geometry, adopt
 from spmdarray.core.thunk import READERS
 from spmdarray.core.viewcache import cached_view, hashable_key, remember_view, view_of_key
 from spmdarray.decomposition import Layout, ViewMap, view_layout
@@ -623,7 +623,7 @@ def wrap(ctx, be, res):
     if not (f.c_contiguous and f.owndata and f.writeable):
         res = res.copy()
     _, _, _, lay, vmap, vlay, geometry, direct, rep, _, size = kind
-    st = Storage.adopting(ctx, be, lay, dtype, geometry, direct, res)
+    st = adopt(ctx, be, lay, dtype, geometry, direct, res)
     out = object.__new__(_ARRAY)  # (``_view``, inline)
     out._s = st
     out._map = vmap
