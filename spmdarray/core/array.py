@@ -22,6 +22,7 @@ from spmdarray.core.interop import InteropMixin
 from spmdarray.core.methods import _field_error, _mirror_method, _MissingMethod, _perm, resized
 from spmdarray.core.operators import OperatorsMixin, calibrate
 from spmdarray.core.registry import ops
+from spmdarray.core.serial import SerialMixin
 from spmdarray.core.storage import Storage
 from spmdarray.core.thunk import READERS
 from spmdarray.core.viewcache import view_of_key
@@ -48,7 +49,7 @@ __all__ = ["ndarray"]
 _NDARRAY = np.ndarray
 
 
-class ndarray(OperatorsMixin, InteropMixin):  # noqa: N801 - NumPy's name
+class ndarray(OperatorsMixin, InteropMixin, SerialMixin):  # noqa: N801 - NumPy's name
     """A global array distributed over the ranks of a communicator.
 
     Create arrays with :func:`spmdarray.array`, :func:`spmdarray.zeros` and
@@ -594,38 +595,6 @@ class ndarray(OperatorsMixin, InteropMixin):  # noqa: N801 - NumPy's name
         if self._layout.owned_size(self._st.ctx.rank):
             self._block.setfield(v._block, dtype, offset)
         self._st.bump()
-
-    def tobytes(self, order: str = "C") -> bytes:
-        """The raw bytes of the whole array, on every rank.  Collective: gathers the array."""
-        return np.asarray(self).tobytes(order)
-
-    def dumps(self) -> bytes:
-        """A pickle of the whole array as a NumPy array, on every rank.  Collective: gathers the array."""
-        import pickle
-
-        return pickle.dumps(np.asarray(self), protocol=2)
-
-    def dump(self, file) -> None:
-        """Pickle the whole array (as a NumPy array) to ``file``, written by rank 0.  Collective: gathers."""
-        import pickle
-
-        data = np.asarray(self)
-        if self._st.ctx.rank == 0:
-            if isinstance(file, (str, bytes)) or hasattr(file, "__fspath__"):
-                with open(file, "wb") as f:
-                    pickle.dump(data, f, protocol=2)
-            else:
-                pickle.dump(data, file, protocol=2)
-
-    def tofile(self, fid, sep: str = "", format: str = "%s") -> None:  # noqa: A002
-        """Write the whole array to ``fid`` (NumPy's ``tofile``), written by rank 0.
-
-        Collective: gathers the array (use :func:`spmdarray.save_hdf5` for
-        parallel output of large arrays).
-        """
-        data = np.asarray(self)
-        if self._st.ctx.rank == 0:
-            data.tofile(fid, sep=sep, format=format)
 
     def copy(self, order: str = "C") -> ndarray:
         """Copy with this array's layout.  Collective (no communication).
