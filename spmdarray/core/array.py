@@ -22,6 +22,7 @@ from spmdarray.core.interop import InteropMixin
 from spmdarray.core.methods import _field_error, _mirror_method, _MissingMethod, _perm, resized
 from spmdarray.core.operators import OperatorsMixin, calibrate
 from spmdarray.core.registry import ops
+from spmdarray.core.relayout import takes_layout
 from spmdarray.core.serial import SerialMixin
 from spmdarray.core.storage import Storage
 from spmdarray.core.thunk import READERS
@@ -321,6 +322,8 @@ class ndarray(OperatorsMixin, InteropMixin, SerialMixin):  # noqa: N801 - NumPy'
             return  # ``x[key] op= y``: the view was updated in place (NumPy copies it onto itself)
         if setitem(self, key, value):
             return  # every rank holds all of it: NumPy's assignment into the copy
+        if tv is ndarray and takes_layout(self, key, value):
+            return  # a replicated array overwritten by a split one: a copy in its layout, no gather
         if write_at(self, key, value):
             return  # one element set to a scalar: written by its owner only
         st = self._view_st()
