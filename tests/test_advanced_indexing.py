@@ -482,3 +482,24 @@ def test_communication_is_an_all_to_all_of_what_is_needed():
         x[m] = 0.0
     assert s.bytes_sent == 0 and s.collectives == 0
     assert_eq(x, numpy.where(numpy.arange(float(n)) > 1000.0, 0.0, numpy.arange(float(n))), exact=True)
+
+
+@pytest.mark.parametrize("dtype", [numpy.int8, numpy.uint16, numpy.int64, bool])
+def test_replicated_index_arrays_on_the_lane(dtype):
+    # ``x[cols]`` with a small index array every rank holds (npbench's CSR row loop):
+    # NumPy's advanced indexing of the copy, a new array; NumPy's errors.
+    a = ref((9, 4), float, 11)
+    keys = numpy.array([3, 2, 0, 3, 8], dtype) if dtype is not bool else a[:, 0] > 0
+    if dtype is numpy.int8:
+        keys[1] = -1  # (a negative index)
+    x, k = sp.array(a), sp.array(keys)
+    got = x[k]
+    assert_eq(got, a[keys], exact=True)
+    got[...] = 0.0  # a copy: x is unchanged
+    assert_eq(x, a, exact=True)
+    assert_eq(x[:, 1][k], a[:, 1][keys], exact=True)
+    bad = sp.array(numpy.array([9], dtype) if dtype is not bool else numpy.ones(4, bool))
+    with pytest.raises(IndexError):
+        a[numpy.asarray(bad)]
+    with pytest.raises(IndexError):
+        x[bad]

@@ -31,6 +31,7 @@ from spmdarray.core.whole import (
     NUMBERS,
     SLOW,
     getitem,
+    index_by,
     lazy_view,
     reduce_whole,
     register,
@@ -271,6 +272,8 @@ class ndarray(OperatorsMixin, InteropMixin, SerialMixin):  # noqa: N801 - NumPy'
                     return r
                 if r.ndim:
                     return lazy_view(self, key, r)
+            elif tk is ndarray and (r := index_by(self, v, key)) is not SLOW:
+                return r  # an index array every rank holds: NumPy's advanced indexing
             r = getitem(self, v, key)
             if r is not SLOW:
                 return r

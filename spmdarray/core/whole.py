@@ -458,6 +458,20 @@ def setitem(x, key, value) -> bool:
     return True
 
 
+def index_by(x, v, key):
+    """``x[key]`` for a spmdarray integer or boolean array ``key`` on the lane (every rank holds
+    all of it): NumPy's advanced indexing of ``x``'s copy ``v``, a new array; :data:`SLOW`
+    otherwise.  Not collective.  (``x[cols]`` in a CSR row loop: :func:`index`, shortened.)"""
+    d = key._loc
+    s = key._s
+    if d is None or d[0] != id(s) or not d[2] or (k := d[1]) is None or k.dtype.kind not in "iub":
+        return SLOW
+    xs = x._s
+    if s.ctx is not xs.ctx:
+        return SLOW
+    return wrap(xs.ctx, xs.be, v[k])
+
+
 def index(x, v, key):
     """``x[key]`` for a key with integer or boolean arrays, NumPy's or spmdarray arrays
     every rank holds whole (:func:`fancy_key`), as NumPy's advanced indexing of ``x``'s
