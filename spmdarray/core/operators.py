@@ -283,7 +283,11 @@ def _binary(name: str, ufunc):
             return self
         v = writable(self)
         if v is not None:
-            o = operand(other, self._s.ctx)
+            d = other._loc if type(other) is type(self) else None  # (``operand``, inline for a replicated array)
+            if d is not None and d[0] == id(other._s) and d[2] and d[1] is not None and other._s.ctx is self._s.ctx:
+                o = d[1]
+            else:
+                o = operand(other, self._s.ctx)
             if o is not SLOW:
                 ufunc(v, o, v)  # (``out=v``: positional, as NumPy's operators pass it, cheaper)
                 written(self)
