@@ -252,3 +252,29 @@ def test_numpy_integer_keys(below):
             assert_eq(x[numpy.array(2), :2], a[numpy.array(2), :2], exact=True)
         with pytest.raises(IndexError):
             x[numpy.int32(5)]
+
+
+def test_results_of_one_shape_in_two_dtypes_reuse_their_layouts(monkeypatch):
+    # ``r = d * d + 0.1; r[r > 0] = r[r > 0] ** -1.5`` (npbench's nbody) makes boolean and
+    # float results of one shape in turn: each dtype finds its cached layout, none is made again.
+    from spmdarray.core import whole
+
+    made = []
+    kind = whole._kind
+
+    def recording(*args):
+        made.append(args[3])
+        return kind(*args)
+
+    d = ref((7, 5), float, 3)
+    x = sp.array(d)
+    for step in range(4):
+        if step == 1:  # (the first step makes each shape and dtype once)
+            monkeypatch.setattr(whole, "_kind", recording)
+        r = x * x - 0.5
+        m = r > 0
+        r[m] = r[m] ** -1.5
+        e = d * d - 0.5
+        e[e > 0] = e[e > 0] ** -1.5
+        assert_eq(r, e, exact=True)
+    assert made == [], made

@@ -66,6 +66,8 @@ _SCANS = ("reduce", "accumulate")
 _ARRAY = None  # the ndarray class (core.array registers it: it imports this module)
 #: shape -> (context, dtype, small, layout, view map, view layout, geometry, direct) of a replicated result
 _KINDS: dict = {}
+#: (shape, dtype) -> the same, for the shapes whose results come in several dtypes
+_BY_DTYPE: dict = {}
 
 
 def register(cls) -> None:
@@ -628,8 +630,14 @@ def wrap(ctx, be, res):
         if not small and ctx.size > 1:
             return _split(ctx, res)
         # (A replicated layout, or any layout on one rank, partitions no axis over
-        # several ranks: no ghost frame, whatever config.ghost_width says.)
-        kind = _kind(ctx, be, shape, dtype, small)
+        # several ranks: no ghost frame, whatever config.ghost_width says.)  Results of
+        # one shape and two dtypes in turn (``r[r > 0] = ...``) find theirs by dtype.
+        kind = _BY_DTYPE.get((shape, dtype))
+        if kind is None or kind[0] is not ctx or kind[9] != config.replicate_below:
+            kind = _kind(ctx, be, shape, dtype, small)
+            if len(_BY_DTYPE) >= 4096:
+                _BY_DTYPE.clear()
+            _BY_DTYPE[(shape, dtype)] = kind
         if len(_KINDS) >= 4096:
             _KINDS.clear()
         _KINDS[shape] = kind
