@@ -91,7 +91,8 @@ FIELDS: dict[str, Field] = {
         True,
         "A split array with fewer elements that a loop reads again and again without writing it (elements, "
         "slices, windows, products such as ``d[:, i] @ d[:, i:]``) is gathered whole onto every rank once, after "
-        "as many reads with a collective as it has 64 KiB (at least 3); the reads that follow are NumPy's own on "
+        "as many reads with a collective as it has 64 KiB (at least 3; a product counts as 4); the reads that "
+        "follow are NumPy's own on "
         "that copy, with no collective until the array is written. 0: never.",
         "layout",
     ),

@@ -44,11 +44,12 @@ def test_covariance_loop_equals_numpy(shape):
 
 
 def test_unwritten_loop_gathers_once():
-    n, m = 90, 40
+    n, m = 600, 200  # (14 reads at first: 4 products, each counting as PRODUCT reads)
     a = ref((n, m), float, 5)
-    k = rereads.REREADS
     with config.set(replicate_below=16):
         d = sp.array(a)
+        k = max(rereads.REREADS, -(-rereads.first_need(d._st) // rereads.PRODUCT))
+        assert k == 4
         got = [d[:, i] @ d[:, i:] for i in range(k - 1)]  # the general path
         sp.sync()
         with sp.comm_stats() as gather:
@@ -59,7 +60,7 @@ def test_unwritten_loop_gathers_once():
         e = a[:, i] @ a[:, i:]
         if i >= k - 1 and not d._st.be.is_device:  # NumPy's own product on the copy: its bits
             assert numpy.asarray(g).tobytes() == e.tobytes()
-        numpy.testing.assert_allclose(numpy.asarray(g), e, rtol=1e-13)
+        numpy.testing.assert_allclose(numpy.asarray(g), e, rtol=1e-12, atol=1e-12)  # (sums of partials before)
     if d._st.be.is_device:  # (device arrays take the general path)
         return
     assert (after.collectives, after.messages_sent) == (0, 0)

@@ -25,7 +25,7 @@ import numpy as np
 
 from spmdarray.comm import bcast_array
 from spmdarray.core.placement import gather_view
-from spmdarray.core.rereads import due, eligible, index_copy, served
+from spmdarray.core.rereads import PRODUCT, due, eligible, index_copy, served
 from spmdarray.core.rows import BATCH, held_part, next_rectangle, row_part
 from spmdarray.decomposition import ViewMap, find_coord, ravel, unravel, view_layout
 
@@ -385,16 +385,16 @@ def _whole_map(shape: tuple[int, ...]) -> ViewMap:
     return ViewMap.identity(shape)
 
 
-def _whole(st):
-    """The current entry of the copy of all of ``st`` (a read it serves, counted); else, for
-    a read that needs a collective, the entry gathered now when
+def _whole(st, weight: int = 1):
+    """The current entry of the copy of all of ``st`` (a read it serves, counted as ``weight``
+    reads); else, for a read that needs a collective, the entry gathered now when
     :func:`~spmdarray.core.rereads.due` says so (one collective); else None.  Every rank
     takes the same branch."""
     e = st.copies.get(_whole_map(st.layout.shape))
     if e is not None and e[0] == st.version:
-        served(st)
+        served(st, weight)
         return e
-    if eligible(st) and due(st):
+    if eligible(st) and due(st, weight):
         return _copy(st, _whole_map(st.layout.shape))
     return None
 
@@ -411,7 +411,7 @@ def whole_read(x) -> np.ndarray | None:
     if x._map.broadcast_axes or not eligible(x._s):
         return None
     st = x._st  # (messages into it completed)
-    e = _whole(st)
+    e = _whole(st, PRODUCT)
     return None if e is None else index_copy(e[1], x._map)
 
 

@@ -30,15 +30,20 @@ import numpy as np
 from spmdarray.decomposition import ViewMap
 from spmdarray.settings import config
 
-__all__ = ["PAYBACK", "REREADS", "due", "eligible", "first_need", "index_copy", "served"]
+__all__ = ["PAYBACK", "PRODUCT", "REREADS", "due", "eligible", "first_need", "index_copy", "served"]
 
 #: Reads with a collective of one version of a storage before it is gathered whole.
 REREADS = 3
 #: A whole copy that served fewer than this many times its count raises the count.
 PAYBACK = 4
+#: What one product read counts for (``d[:, i] @ d[:, i:]`` on the general path: a local
+#: product and an all-reduce of its partial sums).  Measured at 2 ranks (npbench
+#: ``covariance``, preset S): about 4 times an element read's collective.
+PRODUCT = 4
 _MAX_NEED = 1 << 20
-#: id(storage) -> [weak reference, version, reads counted at it, reads that gather, whole
-#: copies gathered at that record and not yet judged, reads the last one served]
+#: id(storage) -> [weak reference, version, reads counted at it (weighted), reads that gather,
+#: whole copies gathered at that record and not yet judged, reads the last one served, reads
+#: counted at it (one each)]
 _COUNTS: dict = {}
 _MAX_COUNTS = 64
 
@@ -64,31 +69,33 @@ def first_need(st) -> int:
     return max(REREADS, math.prod(st.layout.shape) * st.dtype.itemsize >> 16)
 
 
-def due(st) -> bool:
-    """Count a read of ``st`` that needs a collective (no copy holds it); True when it is
-    the read that gathers the storage whole instead.  Not collective: every rank counts
-    the same reads (they run the same statements), so every rank answers alike."""
+def due(st, weight: int = 1) -> bool:
+    """Count a read of ``st`` that needs a collective (no copy holds it), as ``weight`` reads
+    (:data:`PRODUCT` for a product); True when it is the read that gathers the storage whole
+    instead.  Not collective: every rank counts the same reads (they run the same
+    statements), so every rank answers alike."""
     h = _COUNTS.get(id(st))
     if h is None or h[0]() is not st:
         if len(_COUNTS) >= _MAX_COUNTS:
             del _COUNTS[next(iter(_COUNTS))]
-        h = _COUNTS[id(st)] = [weakref.ref(st), st.version, 0, first_need(st), False, 0]
+        h = _COUNTS[id(st)] = [weakref.ref(st), st.version, 0, first_need(st), False, 0, 0]
     elif h[1] != st.version:
         if h[4] and h[5] < PAYBACK * h[3]:
             h[3] = min(4 * h[3], _MAX_NEED)  # the last copy did not pay for itself
-        h[1], h[2], h[4], h[5] = st.version, 0, False, 0
-    h[2] += 1
-    if h[2] < h[3]:
+        h[1], h[2], h[4], h[5], h[6] = st.version, 0, False, 0, 0
+    h[2] += weight
+    h[6] += 1
+    if h[2] < h[3] or h[6] < REREADS:  # (and never before REREADS reads, whatever their weight)
         return False
-    h[2], h[4], h[5] = 0, True, 0
+    h[2], h[4], h[5], h[6] = 0, True, 0, 0
     return True
 
 
-def served(st) -> None:
-    """Count a read that a whole copy of ``st`` served.  Not collective."""
+def served(st, weight: int = 1) -> None:
+    """Count a read that a whole copy of ``st`` served, as ``weight`` reads.  Not collective."""
     h = _COUNTS.get(id(st))
     if h is not None and h[0]() is st:
-        h[5] += 1
+        h[5] += weight
         h[1] = st.version  # (a scalar write kept the copy current: the same copy)
 
 
