@@ -106,7 +106,7 @@ def allgather_object(ctx: Context, obj):
 def bcast_array(ctx: Context, arr: np.ndarray | None, root: int, shape: tuple[int, ...], dtype) -> np.ndarray:
     """Broadcast an array of known shape and dtype from ``root``.  Collective."""
     if ctx.rank == root:
-        buf = np.ascontiguousarray(arr, dtype=dtype).reshape(shape).copy()
+        buf = np.array(arr, dtype=dtype, order="C").reshape(shape)  # (one copy, C-ordered: reshape is a view)
     else:
         buf = np.empty(shape, dtype)
     _count(buf.nbytes if ctx.rank == root else 0)
