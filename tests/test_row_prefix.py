@@ -289,3 +289,32 @@ def test_miss_record_keeps_no_array_alive():
     del A
     gc.collect()
     assert st() is None
+
+
+def test_served_prefix_products_are_numpys_on_the_copy(monkeypatch):
+    # Along the sweep, ``L[i, :i] @ x[:i]`` whose part a rectangle holds is NumPy's product on
+    # that copy (``whole.reread`` in ``__matmul__``): no collective, no general product.
+    from spmdarray.core.registry import ops
+
+    n = 400
+    a = _triangular(n, 11)
+    v = ref((n,), float, 12)
+    L, vs = _split(a, False, v)
+    calls = []
+    general = ops.matmul
+    monkeypatch.setattr(ops, "matmul", lambda *args, **kw: calls.append(1) or general(*args, **kw))
+    split = world()[1] > 1 and not L._st.be.is_device
+    with config.set(replicate_below=DEFAULT):
+        got, served = [], 0
+        for i in range(n):
+            part = rows.row_part(L[i, :i]._map) if split and L._st.copies else None
+            held = part is not None and rows.held_part(L._st.copies, L._st.version, L[i, :i]._map, part)
+            calls.clear()
+            with sp.comm_stats() as s:
+                got.append(L[i, :i] @ vs[:i])
+            if held:  # a copy held the part before the product: served from it
+                assert (s.collectives, s.messages_sent, len(calls)) == (0, 0, 0), i
+                served += 1
+    _bits(numpy.array(got), numpy.array([a[i, :i] @ v[:i] for i in range(n)]))
+    if split:
+        assert served > n // 2, served  # most rows: a few rectangles hold them all

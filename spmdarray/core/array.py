@@ -26,9 +26,11 @@ from spmdarray.core.relayout import takes_layout
 from spmdarray.core.serial import SerialMixin
 from spmdarray.core.storage import Storage
 from spmdarray.core.thunk import READERS
+from spmdarray.core.values import ValuesMixin
 from spmdarray.core.viewcache import view_of_key
 from spmdarray.core.whole import (
     NUMBERS,
+    NUMPY_SCALARS,
     SLOW,
     getitem,
     index_by,
@@ -49,9 +51,10 @@ from spmdarray.settings import config
 __all__ = ["ndarray"]
 
 _NDARRAY = np.ndarray
+_new_object = object.__new__
 
 
-class ndarray(OperatorsMixin, InteropMixin, SerialMixin):  # noqa: N801 - NumPy's name
+class ndarray(OperatorsMixin, InteropMixin, SerialMixin, ValuesMixin):  # noqa: N801 - NumPy's name
     """A global array distributed over the ranks of a communicator.
 
     Create arrays with :func:`spmdarray.array`, :func:`spmdarray.zeros` and
@@ -227,6 +230,24 @@ class ndarray(OperatorsMixin, InteropMixin, SerialMixin):  # noqa: N801 - NumPy'
 
     # ------------------------------------------------------------- numpy
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if len(inputs) == 2 and method == "__call__" and not kwargs:
+            # A NumPy scalar (or the 0-d array NumPy's scalar comparisons make of it) and a
+            # array on the lane (``alpha * A[i, k] * A[:i, k]``: NumPy's scalar operators call the
+            # ufunc): NumPy's call on the copy (``ufunc_call``, inline; ``local`` too).
+            c = self._loc
+            a, b = inputs
+            if (
+                c is not None
+                and c[0] == id(self._s)
+                and (v := c[1]) is not None
+                and config.whole_lane
+                and (c[2] or not (config.fuse and v.size >= config.fuse_min_size))
+            ):
+                o = b if a is self else a
+                t = type(o)
+                if t in NUMPY_SCALARS or t is _NDARRAY and not o.ndim and o.dtype.kind in "biufc":
+                    s = self._s
+                    return wrap(s.ctx, s.be, ufunc(v, o) if a is self else ufunc(o, v))
         res = ufunc_call(self, ufunc, method, inputs, kwargs)
         if res is not SLOW:
             return res
@@ -256,21 +277,30 @@ class ndarray(OperatorsMixin, InteropMixin, SerialMixin):  # noqa: N801 - NumPy'
                 for k in key:
                     t = type(k)
                     if t is not int and t is not slice:
+                        plain = False
                         break
                 else:
-                    # Python integers and slices (loops read elements and rows one by one):
-                    # NumPy's scalar (or IndexError), or a view whose map is made when first
-                    # read (``whole.getitem``, inline).
-                    r = v[key]
-                    if type(r) is not _NDARRAY:
-                        return r
-                    if r.ndim:
-                        return lazy_view(self, key, r)
-            elif tk is int or tk is slice:
+                    plain = True
+            else:
+                plain = tk is int or tk is slice
+            if plain:
+                # Python integers and slices (loops read elements and rows one by one):
+                # NumPy's scalar (or IndexError), or a view whose map is made when first
+                # read (``whole.getitem``, inline).
                 r = v[key]
                 if type(r) is not _NDARRAY:
                     return r
                 if r.ndim:
+                    c = self._loc
+                    if c[2] and c[0] == id(self._s):
+                        # A replicated array (on the lane whatever its size): ``lazy_view``, inline.
+                        out = _new_object(ndarray)
+                        out._s = self._s
+                        out._loc = (c[0], r, True, r)
+                        p = self._pend  # (at most one unmade view between a view and a made map)
+                        parent = self._map if p is None or p[3] or type(p[0]) is ndarray else self
+                        out._pend = (parent, key, r.shape, False)
+                        return out
                     return lazy_view(self, key, r)
             elif tk is ndarray and (r := index_by(self, v, key)) is not SLOW:
                 return r  # an index array every rank holds: NumPy's advanced indexing
@@ -687,66 +717,6 @@ class ndarray(OperatorsMixin, InteropMixin, SerialMixin):  # noqa: N801 - NumPy'
         process grid); no operand is gathered.
         """
         return ops.dot(self, other, out=out)
-
-    # ------------------------------------------- complex parts, flags, Array API
-    @property
-    def real(self) -> ndarray:
-        """Real part: a writable view for complex arrays, ``self`` otherwise.  Not collective."""
-        if self.dtype.kind != "c":
-            return self
-
-        return ops.part_view(self, "real")
-
-    @real.setter
-    def real(self, value) -> None:
-        ops.assign(self.real, value)
-
-    @property
-    def imag(self) -> ndarray:
-        """Imaginary part: a writable view for complex arrays.
-
-        Not collective for complex arrays.  For other dtypes a new array of
-        zeros (collective, no communication; NumPy gives a read-only view).
-        """
-        if self.dtype.kind != "c":
-            return ops.zeros_like(self)
-
-        return ops.part_view(self, "imag")
-
-    @imag.setter
-    def imag(self, value) -> None:
-        if self.dtype.kind != "c":
-            raise TypeError("array does not have imaginary part to set")
-        ops.assign(self.imag, value)
-
-    def conj(self) -> ndarray:
-        """Complex conjugate (``numpy.conjugate``).  Collective (no communication)."""
-        return np.conjugate(self)
-
-    conjugate = conj
-
-    def byteswap(self, inplace: bool = False) -> ndarray:
-        """Bytes of every element swapped, block by block.  Collective (no communication)."""
-
-        return ops.byteswap(self, inplace)
-
-    @property
-    def flags(self):
-        """Contiguity of the global view (see :class:`spmdarray.routines.logic.Flags`).  Not collective."""
-
-        return ops.flags_of(self)
-
-    def clip(self, min=None, max=None, out=None, **kw):  # noqa: A002
-        """Values limited to ``[min, max]``: ``numpy.clip(a, min, max)``.  Collective.
-
-        Elementwise: no communication when the bounds are scalars or share
-        this array's layout.
-        """
-        return np.clip(self, min, max, out=out, **kw)
-
-    def round(self, decimals: int = 0, out=None):
-        """Rounded to ``decimals`` (NumPy's round half to even).  Collective (no communication)."""
-        return ops.round(self, decimals, out)
 
 
 #: The reduction methods' docstrings (``numpy.<name>(a, ...)`` on the array).

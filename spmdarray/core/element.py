@@ -340,6 +340,26 @@ def has_copy(x) -> bool:
     return e is not None and e[0] == st.version
 
 
+def held_copy(x) -> np.ndarray | None:
+    """The view ``x`` from a current copy that holds it whole on every rank (read only), as
+    :func:`copy_of` serves it; None where no copy holds it (:func:`has_copy`).
+
+    Not collective; every rank answers alike.  A row part (``L[i, :i]`` along
+    a sweep) is looked up once, not by :func:`has_copy` and again by
+    :func:`copy_of`.
+    """
+    st, vmap = x._st, x._map
+    copies = st.copies
+    part = row_part(vmap) if copies else None
+    if part is not None:
+        hit = held_part(copies, st.version, vmap, part)
+        if hit is not None:
+            e, k = hit
+            e[2] = True
+            return e[1][k]
+    return copy_of(st, vmap) if has_copy(x) else None
+
+
 def copy_of(st, vmap: ViewMap) -> np.ndarray:
     """The view ``vmap`` of storage ``st`` whole on this rank, in host memory (read only).
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from spmdarray.core.refs import ATTRIBUTE, LOCAL
 from spmdarray.core.registry import ops
-from spmdarray.core.whole import SLOW, local, operand, reread, wrap, writable, written
+from spmdarray.core.whole import NUMPY_SCALARS, SLOW, local, operand, reread, wrap, writable, written
 from spmdarray.settings import config
 
 __all__ = ["OperatorsMixin"]
@@ -245,7 +245,7 @@ def _binary(name: str, ufunc):
                 o = operand(other, s.ctx)
                 if o is not SLOW:
                     return wrap(s.ctx, s.be, ufunc(v, o))
-            elif t is float or t is int:
+            elif t is float or t is int or t in NUMPY_SCALARS:
                 return wrap(s.ctx, s.be, ufunc(v, other))
             else:
                 o = operand(other, s.ctx)
@@ -263,7 +263,7 @@ def _binary(name: str, ufunc):
         if v is not None:  # (as ``op``)
             s = self._s
             t = type(other)
-            if t is float or t is int:
+            if t is float or t is int or t in NUMPY_SCALARS:
                 return wrap(s.ctx, s.be, ufunc(other, v))
             o = operand(other, s.ctx)
             if o is not SLOW:
@@ -340,12 +340,16 @@ class OperatorsMixin:
 
     def __matmul__(self, other):
         v = local(self)
+        if v is None and self._loc[2] is None:
+            v = reread(self)  # (as ``op``: ``L[i, :i] @ x[:i]`` along a row sweep served from its copies)
         if v is not None and (o := operand(other, self._s.ctx)) is not SLOW and type(o) is np.ndarray:
             return _wrap(self, np.matmul(v, o))
         return ops.matmul(self, other)
 
     def __rmatmul__(self, other):
         v = local(self)
+        if v is None and self._loc[2] is None:
+            v = reread(self)  # (as ``__matmul__``)
         if v is not None and (o := operand(other, self._s.ctx)) is not SLOW and type(o) is np.ndarray:
             return _wrap(self, np.matmul(o, v))
         return ops.matmul(other, self)

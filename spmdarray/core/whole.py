@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from spmdarray.core.element import copy_of, direct_access, has_copy
+from spmdarray.core.element import copy_of, direct_access, held_copy
 from spmdarray.core.placement import is_small, is_whole
 from spmdarray.core.storage import Storage, _geometry, adopt
 from spmdarray.core.thunk import READERS
@@ -62,6 +62,9 @@ SLOW = object()
 #: Ufuncs whose ``reduce`` and ``accumulate`` spmdarray computes (as ``engine.dispatch``).
 _ASSOCIATIVE = frozenset((np.add, np.multiply, np.minimum, np.maximum, np.logical_and, np.logical_or))
 _SCANS = ("reduce", "accumulate")
+
+#: NumPy's scalar types (``type(x) in``: cheaper than ``isinstance(x, np.generic)``)
+NUMPY_SCALARS = frozenset(t for t in set(np.sctypeDict.values()) if issubclass(t, np.generic))
 
 _ARRAY = None  # the ndarray class (core.array registers it: it imports this module)
 #: shape -> (context, dtype, small, layout, view map, view layout, geometry, direct) of a replicated result
@@ -163,10 +166,9 @@ def reread(x) -> np.ndarray | None:
         or not config.whole_lane
         or x._map.broadcast_axes
         or math.prod(x._map.shape) >= config.replicate_below
-        or not has_copy(x)
     ):
         return None
-    return copy_of(s, x._map)
+    return held_copy(x)
 
 
 def operand(o, ctx):
@@ -179,7 +181,7 @@ def operand(o, ctx):
         if v is None:
             v = reread(o)
         return SLOW if v is None or o._s.ctx is not ctx else v
-    if t is float or t is int or t is complex or t is bool or isinstance(o, np.generic):
+    if t is float or t is int or t in NUMPY_SCALARS or t is complex or t is bool or isinstance(o, np.generic):
         return o
     return SLOW
 
@@ -269,9 +271,11 @@ def reduce_whole(name: str, x, axis, dtype, keepdims, kw: dict):
     v = local(x)
     if v is None:
         s = x._s
-        if type(s) is not Storage or s.be.is_device or not s.copies or not has_copy(x):
+        if type(s) is not Storage or s.be.is_device or not s.copies:
             return SLOW
-        v = copy_of(x._st, x._map)  # a current copy holds all of it (a row read in a loop): no collective
+        v = held_copy(x)  # a current copy holds all of it (a row read in a loop): no collective
+        if v is None:
+            return SLOW
     if axis is None and dtype is None and not keepdims and not kw:
         return getattr(v, name)()
     if dtype is not None:
@@ -424,6 +428,19 @@ NUMBERS = frozenset(
 )
 
 
+def plain_key(key) -> bool:
+    """Whether ``key`` is a Python integer, a slice, or a tuple of them (a basic key that
+    loops use).  Not collective."""
+    tk = type(key)
+    if tk is tuple:
+        for k in key:
+            t = type(k)
+            if t is not int and t is not slice:
+                return False
+        return True
+    return tk is int or tk is slice
+
+
 def setitem(x, key, value) -> bool:
     """``x[key] = value`` as NumPy's assignment into ``x``'s copy; False (nothing done)
     off the lane.  Not collective.
@@ -433,16 +450,26 @@ def setitem(x, key, value) -> bool:
     first, so that the result is as if the value had been copied, and a value
     that fails to convert leaves ``x`` unchanged.
     """
-    v = writable(x, region=True)
-    if v is None:
-        return False
-    if hashable_key(key) is None:
+    c = x._loc
+    s = x._s
+    if c is not None and c[0] == id(s) and (v := c[3]) is not None and config.whole_lane:
+        if READERS and id(s) in READERS or s.flights:
+            s.stored(x)  # (``writable``, inline)
+    else:
+        v = writable(x, region=True)
+        if v is None:
+            return False
+    if not plain_key(key) and hashable_key(key) is None:
         key = fancy_key(key, x._s.ctx)  # integer and boolean arrays: NumPy's advanced assignment
         if key is None or key is SLOW:
             return False
     if type(value) is _ARRAY:  # (any size: the assignment is eager)
-        val = whole_copy(value) if value._s.ctx is x._s.ctx else None
-        if val is None:
+        d = value._loc
+        if d is not None and d[0] == id(value._s) and d[3] is not None:
+            val = d[3]  # (``whole_copy``, inline; ``config.whole_lane`` was read above)
+        else:
+            val = whole_copy(value)
+        if val is None or value._s.ctx is not s.ctx:
             return False
     else:
         val = operand(value, x._s.ctx)
