@@ -66,11 +66,18 @@ def _finalizing(comm, keyval, value) -> None:
 def MPI():  # noqa: N802 - mirrors ``mpi4py.MPI``
     """Import and return ``mpi4py.MPI`` (initialises MPI on first call).
 
-    Not collective: each process imports mpi4py on its own.
+    Not collective: each process imports mpi4py on its own.  The module is kept after
+    the first call (the import statement costs about 0.3 us on every collective).
     """
-    from mpi4py import MPI as _MPI
+    mpi = _MPI_MODULE[0]
+    if mpi is None:
+        from mpi4py import MPI as mpi
 
-    return _MPI
+        _MPI_MODULE[0] = mpi
+    return mpi
+
+
+_MPI_MODULE: list = [None]  # mpi4py.MPI once imported (:func:`MPI`)
 
 
 class Context:
