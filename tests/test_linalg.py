@@ -1,5 +1,7 @@
 """Linear algebra against NumPy at any rank count: products, norms, decompositions, solvers.
 
+Each case runs with the default layouts and with every array split.
+
 Run serially and under ``mpiexec -n 2/3/4 python -m pytest tests/test_linalg.py``.
 Products and reductions combine partial sums in another order than NumPy, so
 inexact results compare to rounding.  TSQR (``qr``, ``svd`` of one matrix)
@@ -9,11 +11,24 @@ gives factors that differ from LAPACK's by signs, so those tests compare
 
 import numpy
 import pytest
-from helpers import assert_eq, ref
+from helpers import assert_eq, ref, world
 
 import spmdarray as sp
+from spmdarray.settings import config
 
 LinAlgError = numpy.linalg.LinAlgError
+
+
+@pytest.fixture(autouse=True, params=[None, 0], ids=["default", "split"])
+def _layouts(request):
+    """Every case twice: small arrays replicated (the default: NumPy's routine on each rank's
+    copy, the whole-array lane) and every array split (``replicate_below=0``: the
+    distributed algorithms, batch-parallel stacks, TSQR)."""
+    if request.param is None:
+        yield
+    else:
+        with config.set(replicate_below=request.param):
+            yield
 
 
 def _tol(dtype):
@@ -737,3 +752,50 @@ def test_cholesky_not_positive_definite_late():
     a[8, 8] = -1.0  # the failure shows only in the last block
     with pytest.raises(LinAlgError):
         numpy.linalg.cholesky(sp.array(a))
+
+
+@pytest.mark.parametrize("below", [1 << 12, 0], ids=["replicated", "split"])
+def test_matrices_every_rank_holds_are_numpys_routines_on_the_copies(monkeypatch, below):
+    """``spmdarray.linalg`` on a matrix that every rank holds whole (replicated, or split over
+    one rank) is NumPy's own routine on each rank's copy: NumPy's bits (LAPACK's signs for
+    ``qr`` and ``svd``, not TSQR's), NumPy's result types, no collective, and no
+    distributed algorithm, batch layout or scatter."""
+    from spmdarray.linalg import _batch, _decomp
+
+    if below == 0 and world()[1] > 1:
+        pytest.skip("split over several ranks: the distributed algorithms")
+    for name in ("_cholesky_rows", "_tsqr"):
+        monkeypatch.setattr(_decomp, name, lambda *a, name=name, **k: pytest.fail(name))
+    monkeypatch.setattr(_batch, "_laid_out", lambda *a: pytest.fail("batch layout"))
+    spd = _spd((7, 7), numpy.float64)
+    a, b = ref((9, 4)), ref((7, 3), seed=2)
+    with config.set(replicate_below=below):
+        x, y, z = sp.array(spd), sp.array(a), sp.array(b)
+        if x._st.be.is_device:
+            pytest.skip("device blocks: the general path (the lane holds host copies)")
+        with sp.comm_stats() as s:
+            got = {
+                "cholesky": sp.linalg.cholesky(x),
+                "qr": sp.linalg.qr(y),
+                "svd": sp.linalg.svd(y, full_matrices=False),
+                "eigh": sp.linalg.eigh(x),
+                "inv": sp.linalg.inv(x),
+                "det": sp.linalg.det(x),
+                "solve": sp.linalg.solve(x, z),
+            }
+        assert (s.collectives, s.messages_sent) == (0, 0)
+    expected = {
+        "cholesky": numpy.linalg.cholesky(spd),
+        "qr": numpy.linalg.qr(a),
+        "svd": numpy.linalg.svd(a, full_matrices=False),
+        "eigh": numpy.linalg.eigh(spd),
+        "inv": numpy.linalg.inv(spd),
+        "det": numpy.linalg.det(spd),
+        "solve": numpy.linalg.solve(spd, b),
+    }
+    for name, e in expected.items():
+        g = got[name]
+        assert type(g) is type(e) if isinstance(e, (tuple, numpy.generic)) else type(g) is sp.ndarray, name
+        for gi, ei in zip(g, e) if isinstance(e, tuple) else [(g, e)]:
+            gi = numpy.asarray(gi)
+            assert gi.dtype == ei.dtype and gi.tobytes() == numpy.asarray(ei).tobytes(), name

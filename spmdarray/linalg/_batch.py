@@ -23,13 +23,14 @@ from spmdarray.comm import agree_gathered
 from spmdarray.core import fetch as _fetch
 from spmdarray.core.array import ndarray
 from spmdarray.core.storage import Storage
+from spmdarray.core.whole import SLOW, whole_copy, wrap
 from spmdarray.decomposition import Layout
 from spmdarray.engine import elementwise as _engine
 from spmdarray.routines.creation import array
 from spmdarray.routines.manipulation.shape import redistribute
 from spmdarray.settings import config
 
-__all__ = ["gufunc", "on_root", "operand", "check_size", "batch_layout", "finish", "new_array"]
+__all__ = ["gufunc", "on_lane", "on_root", "operand", "check_size", "batch_layout", "finish", "new_array"]
 
 
 def operand(x, ctx):
@@ -93,6 +94,33 @@ def on_root(ctx, func):
     return agree(ctx, err, pay)[0]
 
 
+def on_lane(func, inputs):
+    """NumPy's ``func`` on the copies of operands that every rank holds whole (replicated
+    arrays, or any array on one rank), its results wrapped as the whole-array lane wraps
+    them; :data:`~spmdarray.core.whole.SLOW` where an operand is off the lane.
+
+    Not collective: every rank computes the same from the same bits, and raises
+    NumPy's error (``LinAlgError``) alike, so nothing is gathered, scattered or
+    agreed.  A 0-d result comes back as NumPy's scalar, as the general path
+    gives it; a named tuple keeps its type.
+    """
+    copies = []
+    ctx = None
+    for x in inputs:
+        c = whole_copy(x) if type(x) is ndarray else None
+        if c is None or (ctx is not None and x._s.ctx is not ctx):
+            return SLOW
+        ctx, be = x._s.ctx, x._s.be
+        copies.append(c)
+    with np.errstate(all="ignore"):  # (as the general path computes)
+        res = func(*copies)
+    outs = list(res) if isinstance(res, tuple) else [res]
+    outs = [o[()] if type(o) is np.ndarray and not o.ndim else wrap(ctx, be, o) for o in outs]
+    if not isinstance(res, tuple):
+        return outs[0]
+    return tuple(outs) if type(res) is tuple else type(res)(*outs)
+
+
 def gufunc(name: str, func, inputs, ncores, *, limit: bool = True):
     """Run ``func`` (NumPy's stacked routine) batch-parallel.  Collective.
 
@@ -127,6 +155,8 @@ def gufunc(name: str, func, inputs, ncores, *, limit: bool = True):
         shapes = ", ".join(str(x.shape) for x in xs)
         raise ValueError(f"{name}: the stacked (batch) dimensions of the operands do not broadcast: {shapes}") from None
     single = batch == ()
+    if (res := on_lane(func, xs)) is not SLOW:
+        return res  # every rank holds every operand whole: NumPy's routine on the copies
     b = (1,) if single else batch
     if single or ctx.size > 1:
         laid = [_laid_out(x, b, nc, ctx) for x, nc in zip(xs, ncores)]

@@ -25,9 +25,10 @@ from spmdarray.comm import agree_gathered, allgather_blocks
 from spmdarray.core import fetch as _fetch
 from spmdarray.core.conversion import gather
 from spmdarray.core.registry import implements
+from spmdarray.core.whole import SLOW, whole_copy
 from spmdarray.decomposition import Layout, block_bounds
 from spmdarray.engine import elementwise as _engine
-from spmdarray.linalg._batch import _abs2, check_size, gufunc, new_array, on_root, operand
+from spmdarray.linalg._batch import _abs2, check_size, gufunc, new_array, on_lane, on_root, operand
 from spmdarray.linalg._products import matmul, matmul_nd
 from spmdarray.routines.creation import array, empty_like, eye
 from spmdarray.routines.manipulation.shape import redistribute
@@ -135,6 +136,8 @@ def qr(a, mode="reduced"):
     _at_least_2d("qr", a)
     if _tsqr_ok(a, mode):
         check_size("qr", (a.shape[1], a.shape[1]))
+        if (res := on_lane(lambda x: np.linalg.qr(x, mode=mode), [a])) is not SLOW:
+            return res  # held whole on every rank: NumPy's own, its signs too
         q, r = _tsqr(a, want_q=mode == "reduced")
         R = _replicated_result(r, ctx)
         if mode == "r":
@@ -186,6 +189,13 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     _at_least_2d("svd", a)
     m, n = a.shape[-2:]
     if _tsqr_svd_ok(a, hermitian) and (not compute_uv or not full_matrices or m == n):
+        check_size("svd", (min(m, n), min(m, n)))
+
+        def npsvd(x):
+            return np.linalg.svd(x, full_matrices=full_matrices, compute_uv=compute_uv)
+
+        if (res := on_lane(npsvd, [a])) is not SLOW:
+            return res  # held whole on every rank: NumPy's own, its signs too
         big, s, vh, wide = _tsqr_svd(a, compute_uv)
         S = _replicated_result(s, ctx)
         if not compute_uv:
@@ -224,7 +234,7 @@ def cholesky(a, /, *, upper=False):
     a = operand(a, ctx)
     _at_least_2d("cholesky", a)
     _square(a)
-    if a.ndim == 2 and ctx.size > 1 and a.shape[0] > 0:
+    if a.ndim == 2 and ctx.size > 1 and a.shape[0] > 0 and whole_copy(a) is None:
         low = _cholesky_rows(a)
         return low.conj().T if upper else low
     return gufunc("cholesky", lambda x: np.linalg.cholesky(x, upper=upper), [a], [2])
