@@ -754,6 +754,18 @@ def test_cholesky_not_positive_definite_late():
         numpy.linalg.cholesky(sp.array(a))
 
 
+def _routines(linalg, x, y, z) -> dict:
+    return {
+        "cholesky": linalg.cholesky(x),
+        "qr": linalg.qr(y),
+        "svd": linalg.svd(y, full_matrices=False),
+        "eigh": linalg.eigh(x),
+        "inv": linalg.inv(x),
+        "det": linalg.det(x),
+        "solve": linalg.solve(x, z),
+    }
+
+
 @pytest.mark.parametrize("below", [1 << 12, 0], ids=["replicated", "split"])
 def test_matrices_every_rank_holds_are_numpys_routines_on_the_copies(monkeypatch, below):
     """``spmdarray.linalg`` on a matrix that every rank holds whole (replicated, or split over
@@ -774,25 +786,9 @@ def test_matrices_every_rank_holds_are_numpys_routines_on_the_copies(monkeypatch
         if x._st.be.is_device:
             pytest.skip("device blocks: the general path (the lane holds host copies)")
         with sp.comm_stats() as s:
-            got = {
-                "cholesky": sp.linalg.cholesky(x),
-                "qr": sp.linalg.qr(y),
-                "svd": sp.linalg.svd(y, full_matrices=False),
-                "eigh": sp.linalg.eigh(x),
-                "inv": sp.linalg.inv(x),
-                "det": sp.linalg.det(x),
-                "solve": sp.linalg.solve(x, z),
-            }
+            got = _routines(sp.linalg, x, y, z)
         assert (s.collectives, s.messages_sent) == (0, 0)
-    expected = {
-        "cholesky": numpy.linalg.cholesky(spd),
-        "qr": numpy.linalg.qr(a),
-        "svd": numpy.linalg.svd(a, full_matrices=False),
-        "eigh": numpy.linalg.eigh(spd),
-        "inv": numpy.linalg.inv(spd),
-        "det": numpy.linalg.det(spd),
-        "solve": numpy.linalg.solve(spd, b),
-    }
+    expected = _routines(numpy.linalg, spd, a, b)
     for name, e in expected.items():
         g = got[name]
         assert type(g) is type(e) if isinstance(e, (tuple, numpy.generic)) else type(g) is sp.ndarray, name
