@@ -17,6 +17,9 @@ from spmdarray import (
 from spmdarray.api import *  # noqa: F403
 from spmdarray.api import __all__ as _api_all
 from spmdarray.api import __getattr__  # noqa: F401
+from spmdarray.backend.threads import apply_at_import as _apply_threads
+
+_apply_threads()  # BLAS threads per rank where several ranks share a node (config.blas_threads)
 
 __version__ = "0.1.0"
 

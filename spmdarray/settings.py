@@ -238,6 +238,18 @@ FIELDS: dict[str, Field] = {
         "'1': pass CuPy buffers straight to MPI; '0': stage through host memory; None: ask MPI.",
         "backend",
     ),
+    "blas_threads": _F(
+        -1,
+        "SPMDARRAY_BLAS_THREADS",
+        int,
+        False,
+        "BLAS and OpenMP threads of each rank, set at import. -1 (auto): where the MPI launcher says that "
+        "several ranks share the node (MPI_LOCALNRANKS, OMPI_COMM_WORLD_LOCAL_SIZE, MV2_COMM_WORLD_LOCAL_SIZE) "
+        "and none of OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, MKL_NUM_THREADS, BLIS_NUM_THREADS, "
+        "VECLIB_MAXIMUM_THREADS is set, the node's cores divided by its ranks (at least 1), so that the ranks do "
+        "not oversubscribe the cores. 0: leave the libraries alone. n: n threads.",
+        "backend",
+    ),
     "cupy_module": _F(
         "cupy",
         "SPMDARRAY_CUPY_MODULE",
@@ -396,3 +408,16 @@ def check_agreement(ctx) -> None:
 
 on_new_context(check_agreement)
 use_config(config)
+
+
+def environment(names) -> dict[str, str]:
+    """The variables of the process environment among ``names`` that are set (this module is the
+    one that reads the environment).  Not collective."""
+    return {name: os.environ[name] for name in names if name in os.environ}
+
+
+def set_environment_defaults(values: dict[str, str]) -> None:
+    """Set each variable of ``values`` that the process environment does not have (for libraries
+    loaded later and for child processes).  Not collective."""
+    for name, value in values.items():
+        os.environ.setdefault(name, value)

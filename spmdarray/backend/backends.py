@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from spmdarray.backend.threads import blas_threads
 from spmdarray.comm import allgather_object, first_failure, get_context, local_rank
 from spmdarray.settings import config
 
@@ -482,7 +483,9 @@ def backend_info(comm=None, backend: str | None = None) -> dict:
     dict
         ``backend`` (``"numpy"`` or ``"cupy"``), ``device`` (the bound GPU,
         or None), ``gpu_aware_mpi`` (whether device buffers go to MPI
-        directly) and ``pinned_bytes`` (staging memory held).
+        directly), ``pinned_bytes`` (staging memory held) and ``blas_threads``
+        (the threads of each BLAS/OpenMP library loaded in this rank, and the
+        count ``config.blas_threads`` set at import, or None).
     """
     be = backend_of(context(comm, backend))
     return {
@@ -490,6 +493,7 @@ def backend_info(comm=None, backend: str | None = None) -> dict:
         "device": be.device,
         "gpu_aware_mpi": be.gpu_aware,
         "pinned_bytes": be.stats["pinned_bytes"],
+        "blas_threads": blas_threads(),
     }
 
 
