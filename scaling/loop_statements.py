@@ -8,7 +8,8 @@ data's: what spmdarray adds per statement is the product's metric here.
 
 Each statement runs ``reps`` times per round on a 60 x 60 float64 array,
 NumPy and spmdarray alternating, and the fastest round counts (noise on a
-shared machine only adds time)::
+shared machine only adds time).  ``alpha * A[i, j]`` is a NumPy scalar, as in
+``syrk``: its product with a view reaches ``__array_ufunc__``::
 
     python -m scaling.loop_statements [--reps 20000] [--rounds 5] [--json]
 
@@ -35,6 +36,8 @@ STATEMENTS = (
     "A[i, :j] @ A[:j, j]",
     "A[i, :j] * A[:j, j]",
     "A[i, :j].sum()",
+    "alpha * A[i, j] * A[:i, j]",
+    "A[i, :j] = A[i - 1, :j]",
 )
 
 
@@ -49,7 +52,8 @@ def measure(reps: int = 20000, rounds: int = 5, n: int = 60) -> list[dict]:
         best = {}
         for _ in range(rounds):
             for name, arr in arrays.items():
-                t = timeit.timeit(stmt, globals={"A": arr, "i": n // 2, "j": n // 3}, number=reps) / reps * 1e6
+                names = {"A": arr, "i": n // 2, "j": n // 3, "alpha": 1.5}
+                t = timeit.timeit(stmt, globals=names, number=reps) / reps * 1e6
                 best[name] = min(best.get(name, t), t)
         rows.append({
             "statement": stmt, "numpy_us": best["numpy"], "spmdarray_us": best["spmdarray"],
