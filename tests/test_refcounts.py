@@ -204,3 +204,74 @@ def test_only_temporaries_of_numpys_threshold_are_reused(monkeypatch):
             assert_eq(d, numpy.ones(size), exact=True)
             assert_eq(a, numpy.ones(size), exact=True)
     assert reused == [(n, True)]  # the smaller one is not even considered
+
+
+_PATHS = [_add, _radd, _square, _dunder, _reflected_dunder, _unbound, _operator_module]
+_PATHS += [_global, _attribute, _item, _closure]
+
+
+@pytest.mark.parametrize("path", _PATHS, ids=lambda f: f.__name__.strip("_"))
+def test_a_named_operand_is_never_reused_on_the_lane(path, monkeypatch):
+    # The whole-array lane's elision (``operators._elide``), every array size allowed.
+    monkeypatch.setattr(operators, "MIN_ELIDE_BYTES", 0)
+    with sp.config.set(replicate_below=1 << 18):  # replicated: NumPy's own calls on each rank's copy
+        x, r = path()
+    assert not _shares(r, x), f"{path.__name__}: the result was written into the named operand"
+    assert_eq(x, numpy.ones(7), exact=True)
+
+
+def _wraps(monkeypatch) -> list:
+    made = []
+    real = operators.wrap
+    monkeypatch.setattr(operators, "wrap", lambda *a: made.append(1) or real(*a))
+    return made
+
+
+def test_lane_temporaries_take_the_result_as_numpy(monkeypatch):
+    """``(a + 1) * 0.5`` on replicated arrays writes the product into the sum's allocation
+    (NumPy's own elision); never a named array, a view, a result of another dtype or a
+    broadcast one."""
+    if not operators._TEMP_COUNT:
+        pytest.skip("temporary elision is off on this interpreter (by design)")
+    monkeypatch.setattr(operators, "MIN_ELIDE_BYTES", 0)
+    made = _wraps(monkeypatch)
+    a0, u0 = numpy.ones(7), numpy.arange(7.0)
+    with sp.config.set(replicate_below=1 << 18):
+        a, u = sp.array(a0), sp.array(u0)
+        if a._st.be.is_device:
+            pytest.skip("device blocks: the engine (the lane holds host copies)")
+        i = sp.arange(7)
+        cases = [
+            ("(a + 1) * 0.5", 1),
+            ("3.0 - (a * 2)", 1),  # reflected
+            ("(a * 1) + u", 1),
+            ("(u - a) / (a + 1)", 2),  # the left temporary takes the quotient
+            ("(i * 1) + 0.5", 2),  # float64: not into the int64 temporary
+            ("(a[:3] * 1) + u.reshape(7, 1)", 2),  # broadcast to (7, 3): not into the (3,) temporary
+            ("a[:] + 1", 1),  # a view of a: a new array
+        ]
+        for expr, allocations in cases:
+            made.clear()
+            got = eval(expr, {"a": a, "u": u, "i": i})
+            assert len(made) == allocations, expr
+            expected = eval(expr, {"a": a0, "u": u0, "i": numpy.arange(7)})
+            assert_eq(got, expected, exact=True)
+    assert_eq(a, a0, exact=True)
+    assert_eq(u, u0, exact=True)
+
+
+def test_large_lane_temporaries_are_reused_at_numpys_threshold(monkeypatch):
+    # NumPy's threshold (256 KiB): a 40,000-element float64 temporary takes the sum, at every rank count.
+    made = _wraps(monkeypatch)
+    n = 40_000
+    a0 = numpy.linspace(0.0, 1.0, n)
+    with sp.config.set(replicate_below=1 << 18):
+        a = sp.array(a0)
+        made.clear()
+        got = (a * 2.0) + a
+        assert_eq(got, (a0 * 2.0) + a0, exact=True)
+        small = (a[:10] * 2.0) + 1.0  # below the threshold: a new array, as NumPy
+        assert_eq(small, (a0[:10] * 2.0) + 1.0, exact=True)
+    assert_eq(a, a0, exact=True)
+    if operators._TEMP_COUNT and not a._st.be.is_device:
+        assert len(made) == 3, len(made)  # one for the large temporary, two for the small pair

@@ -26,6 +26,7 @@ import numpy as np
 
 from spmdarray.core.refs import ATTRIBUTE, LOCAL
 from spmdarray.core.registry import ops
+from spmdarray.core.thunk import READERS
 from spmdarray.core.whole import NUMPY_SCALARS, SLOW, local, operand, reread, wrap, writable, written
 from spmdarray.settings import config
 
@@ -104,6 +105,55 @@ def _apply(ufunc, a, b, path: str):
     if temp:
         out = _maybe_reuse(ufunc, a, b, args)
     return ops.elementwise(ufunc, args, out=out)
+
+
+def _elide(ufunc, a, v, o, path: str):
+    """``ufunc(a, o)`` (``ufunc(o, a)`` on the reflected path "r") written into ``v``, the lane's
+    copy of ``a``, and ``a`` returned; None (nothing done) where ``a`` is not a temporary that
+    nothing else holds, or the result would not have ``a``'s dtype and shape.  Not collective.
+
+    NumPy's own temporary elision on the whole-array lane: in ``Z[I] ** 2 +
+    C[I]`` the square's result takes the sum (arrays of at least
+    :data:`MIN_ELIDE_BYTES`, whose new allocation costs page faults).  The
+    caller is ``op`` or ``rop`` of :func:`_binary`, with ``a`` its ``self`` and
+    ``v`` its local copy, so that the counts below are those ``_apply`` sees.
+    """
+    # Count references before anything here adds one (as ``_apply``, calibrated alike).
+    count = sys.getrefcount(a)
+    limit = _TEMP_COUNT.get(path)
+    if limit is None or count > limit or ufunc.nout != 1 or a._pend is not None or not _called_by_operator():
+        return None
+    if sys.getrefcount(a._s) - ATTRIBUTE > 1:
+        return None  # another array (a view) shares the storage (the caller's local ``s`` holds it too)
+    s = a._s
+    if s.deferred or s.flights or (READERS and id(s) in READERS) or v is not s.alloc or v.base is not None:
+        return None
+    cached = 0
+    for w in s._views.values():
+        if w is v:
+            cached += 1
+        elif w.base is v:
+            if sys.getrefcount(w) - LOCAL > 1:
+                return None  # a holder of a NumPy view besides the cache
+            cached += 1
+    w = None  # (the loop variable must not count as a holder)
+    # Holders of the allocation besides this frame's ``v``: ``s.alloc``, the two entries of
+    # ``a._loc``, the cached views and the caller's ``v``.  Any other holds a NumPy view of it.
+    if sys.getrefcount(v) - LOCAL > 4 + cached:
+        return None
+    odt = o.dtype if isinstance(o, (np.ndarray, np.generic)) else type(o)
+    try:
+        dts = ufunc.resolve_dtypes((v.dtype, odt, None) if path == "l" else (odt, v.dtype, None))
+    except Exception:  # noqa: BLE001 - NumPy raises it in the call that follows
+        return None
+    if dts[-1] != v.dtype or (type(o) is np.ndarray and np.broadcast_shapes(o.shape, v.shape) != v.shape):
+        return None
+    if path == "l":
+        ufunc(v, o, v)
+    else:
+        ufunc(o, v, v)
+    s.version += 1
+    return a
 
 
 def _reusable(a) -> bool:
@@ -241,16 +291,17 @@ def _binary(name: str, ufunc):
             if t is type(self):
                 d = other._loc  # (``operand``, inline for a replicated array on the lane)
                 if d is not None and d[0] == id(other._s) and d[2] and d[1] is not None and other._s.ctx is s.ctx:
-                    return wrap(s.ctx, s.be, ufunc(v, d[1]))  # every rank holds both whole: NumPy's own operation
-                o = operand(other, s.ctx)
-                if o is not SLOW:
-                    return wrap(s.ctx, s.be, ufunc(v, o))
+                    o = d[1]  # every rank holds both whole: NumPy's own operation
+                else:
+                    o = operand(other, s.ctx)
             elif t is float or t is int or t in NUMPY_SCALARS:
-                return wrap(s.ctx, s.be, ufunc(v, other))
+                o = other
             else:
                 o = operand(other, s.ctx)
-                if o is not SLOW:
-                    return wrap(s.ctx, s.be, ufunc(v, o))
+            if o is not SLOW:
+                if v.nbytes >= MIN_ELIDE_BYTES and (r := _elide(ufunc, self, v, o, "l")) is not None:
+                    return r  # a temporary's allocation reused, as NumPy's own elision
+                return wrap(s.ctx, s.be, ufunc(v, o))
         if not _known(other) or (name in ("eq", "ne") and isinstance(other, (str, bytes))):
             return NotImplemented
         return _apply(ufunc, self, other, "l")
@@ -263,10 +314,10 @@ def _binary(name: str, ufunc):
         if v is not None:  # (as ``op``)
             s = self._s
             t = type(other)
-            if t is float or t is int or t in NUMPY_SCALARS:
-                return wrap(s.ctx, s.be, ufunc(other, v))
-            o = operand(other, s.ctx)
+            o = other if t is float or t is int or t in NUMPY_SCALARS else operand(other, s.ctx)
             if o is not SLOW:
+                if v.nbytes >= MIN_ELIDE_BYTES and (r := _elide(ufunc, self, v, o, "r")) is not None:
+                    return r  # (as ``op``)
                 return wrap(s.ctx, s.be, ufunc(o, v))
         if not _known(other):
             return NotImplemented
