@@ -396,6 +396,21 @@ def kron(a, b):
 
 
 # ----------------------------------------------------------------- cross
+def _numpy_cross_takes_2() -> bool:
+    """Whether the installed NumPy's ``cross`` takes 2-vectors (deprecated in 2.0, an error from
+    2.5 on): spmdarray follows it.  Not collective."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            np.cross(np.zeros(2), np.zeros(2))
+        except ValueError:
+            return False
+    return True
+
+
+_CROSS_TAKES_2 = _numpy_cross_takes_2()
+
+
 def _comp(x, i):
     """Component ``i`` of the last axis: a view, or a NumPy scalar for a single vector."""
     v = x[..., i]
@@ -419,6 +434,11 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     axisb = normalize_axis_index(axisb, b.ndim, msg_prefix="axisb")
     a = np.moveaxis(a, axisa, -1)
     b = np.moveaxis(b, axisb, -1)
+    if not _CROSS_TAKES_2 and (a.shape[-1] != 3 or b.shape[-1] != 3):
+        raise ValueError(  # (NumPy 2.5 on: 3-vectors only)
+            "Both input arrays must be (arrays of) 3-dimensional vectors, "
+            f"but they are {a.shape[-1]} and {b.shape[-1]} dimensional instead."
+        )
     msg = "incompatible dimensions for cross product\n(dimension must be 2 or 3)"
     if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
         raise ValueError(msg)
