@@ -59,10 +59,23 @@ _NORMS = (None, "backward", "ortho", "forward")
 _SWAP = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
 
 
+def _numpy_norm_message(transform) -> str:
+    """NumPy's message for a bad ``norm`` of ``transform``, with ``{norm}`` in place of the value
+    (its wording changed between NumPy versions).  Not collective."""
+    try:
+        transform(np.zeros(4), norm="\x00")
+    except ValueError as e:
+        return str(e).replace("\x00", "{norm}")
+    return 'Invalid norm value {norm}; should be "backward", "ortho" or "forward".'
+
+
+#: NumPy's messages for ``fft`` and ``rfft`` (``forward``), and for ``hfft`` and ``ihfft``.
+_NORM_MESSAGES = {True: _numpy_norm_message(np.fft.fft), False: _numpy_norm_message(np.fft.hfft)}
+
+
 def _check_norm(norm, forward=False):
     if norm not in _NORMS:
-        sep = "" if forward else " "  # NumPy's two messages differ by this space
-        raise ValueError(f'Invalid norm value {norm}; should be "backward",{sep}"ortho" or "forward".')
+        raise ValueError(_NORM_MESSAGES[forward].replace("{norm}", str(norm)))
 
 
 @lru_cache(maxsize=256)

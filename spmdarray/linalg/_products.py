@@ -157,7 +157,8 @@ def _whole_vector(x) -> np.ndarray | None:
         c = whole_copy(x)  # (the lane's copy of an array every rank holds: no view map made)
         if c is not None:
             return c
-        if is_whole(x._layout):
+        if is_whole(x._layout) or (s.ctx.size == 1 and not s.be.is_device):
+            # (one rank: its block, with NumPy's strides, which NumPy's own loop may depend on)
             return x._block
     if x._map.broadcast_axes:
         return None

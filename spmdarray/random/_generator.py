@@ -41,6 +41,19 @@ from spmdarray.random._multivariate import dirichlet, multinomial, multivariate_
 from spmdarray.random._parameters import _SPECS, Size, _any, _check, _float_dtype, _int_arg, _is_dist, _param
 from spmdarray.routines.creation import _new, _shape
 
+
+def _numpy_spawn_error() -> type:
+    """The exception NumPy's ``Generator.spawn(-1)`` raises (OverflowError before NumPy 2.5,
+    ValueError from it on).  Not collective."""
+    try:
+        np.random.default_rng(0).spawn(-1)
+    except Exception as e:  # noqa: BLE001 - whatever NumPy raises is the reference
+        return type(e)
+    return ValueError
+
+
+_SPAWN_ERROR = _numpy_spawn_error()
+
 # Kernels that are plain arithmetic on their parameters: scalar parameters go in as Python floats
 # (the same IEEE operations as on arrays of that value, so the same bits) instead of filled arrays.
 _SCALAR_KERNELS = frozenset(
@@ -148,7 +161,7 @@ class Generator(_ContinuousMethods, _DiscreteMethods):
         """
         n = _int_arg("spawn", "n_children", n_children)
         if n < 0:
-            raise OverflowError(f"spawn: n_children must be non-negative, got {n}")
+            raise _SPAWN_ERROR(f"spawn: n_children must be non-negative, got {n}")
         draw = self._next()
         return [Generator(_fold(self._seed, (draw, _MASK, j))) for j in range(n)]
 
