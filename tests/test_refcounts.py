@@ -249,6 +249,9 @@ def test_lane_temporaries_take_the_result_as_numpy(monkeypatch):
             ("(i * 1) + 0.5", 2),  # float64: not into the int64 temporary
             ("(a[:3] * 1) + u.reshape(7, 1)", 2),  # broadcast to (7, 3): not into the (3,) temporary
             ("a[:] + 1", 1),  # a view of a: a new array
+            ("a.reshape(7) + 1", 1),  # views that share a's storage, whatever made them
+            ("a.ravel() * 2", 1),
+            ("a.T - 1", 1),
         ]
         for expr, allocations in cases:
             made.clear()
