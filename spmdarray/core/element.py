@@ -332,6 +332,12 @@ def has_copy(x) -> bool:
     part = row_part(vmap) if st.copies else None
     if part is not None and held_part(st.copies, st.version, vmap, part) is not None:
         return True
+    return _held_beyond_rows(st, vmap)
+
+
+def _held_beyond_rows(st, vmap: ViewMap) -> bool:
+    """:func:`has_copy` past its row-part look-up: a current copy of a region that holds the
+    view, or a current copy of the whole storage.  Not collective."""
     if _current(st, _widen(vmap)[0]) is not None:
         return True
     if not st.copies or vmap.broadcast_axes:
@@ -357,7 +363,7 @@ def held_copy(x) -> np.ndarray | None:
             e, k = hit
             e[2] = True
             return e[1][k]
-    return copy_of(st, vmap) if has_copy(x) else None
+    return copy_of(st, vmap) if _held_beyond_rows(st, vmap) else None  # (the row part missed above)
 
 
 def copy_of(st, vmap: ViewMap) -> np.ndarray:

@@ -435,11 +435,8 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     axisb = normalize_axis_index(axisb, b.ndim, msg_prefix="axisb")
     a = np.moveaxis(a, axisa, -1)
     b = np.moveaxis(b, axisb, -1)
-    if not _CROSS_TAKES_2 and (a.shape[-1] != 3 or b.shape[-1] != 3):
-        raise ValueError(  # (NumPy 2.5 on: 3-vectors only)
-            "Both input arrays must be (arrays of) 3-dimensional vectors, "
-            f"but they are {a.shape[-1]} and {b.shape[-1]} dimensional instead."
-        )
+    if not _CROSS_TAKES_2:  # (NumPy 2.5 on: 3-vectors only, as linalg.cross)
+        _three_vectors(a.shape[-1], b.shape[-1])
     msg = "incompatible dimensions for cross product\n(dimension must be 2 or 3)"
     if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
         raise ValueError(msg)
@@ -482,12 +479,18 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 @implements(np.linalg.cross)
 def linalg_cross(x1, x2, /, *, axis=-1):
     """Distributed ``numpy.linalg.cross`` (3-vectors only, as NumPy).  Collective."""
-    if np.shape(x1)[axis] != 3 or np.shape(x2)[axis] != 3:
-        raise ValueError(
-            "Both input arrays must be (arrays of) 3-dimensional vectors, "
-            f"but they are {np.shape(x1)[axis]} and {np.shape(x2)[axis]} dimensional instead."
-        )
+    _three_vectors(np.shape(x1)[axis], np.shape(x2)[axis])
     return cross(x1, x2, axis=axis)
+
+
+def _three_vectors(na: int, nb: int) -> None:
+    """NumPy's ValueError unless both vector lengths are 3 (``linalg.cross``, and ``cross`` from
+    NumPy 2.5 on).  Not collective."""
+    if na != 3 or nb != 3:
+        raise ValueError(
+            f"Both input arrays must be (arrays of) 3-dimensional vectors, but they are {na} and {nb} "
+            "dimensional instead."
+        )
 
 
 # ------------------------------------------------------ diagonal, trace
