@@ -9,6 +9,7 @@ from .agree import agree, agree_gathered, agreement, errors_may_raise, rebuild
 from .collectives import (
     allgather_blocks,
     allgather_counts,
+    allgather_into,
     allgather_object,
     allgather_same,
     allreduce_max,
@@ -52,6 +53,7 @@ __all__ = [
     "errors_may_raise",
     "rebuild",
     "allgather_blocks",
+    "allgather_into",
     "allgather_same",
     "allgather_counts",
     "alltoallv",

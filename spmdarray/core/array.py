@@ -747,9 +747,13 @@ for _name, _what in _REDUCTIONS.items():
 
 def _red(name, x, axis, dtype, out, keepdims, **kw):
     if out is None and (not kw or kw.keys() == {"ddof"}):
-        res = reduce_whole(name, x, axis, dtype, keepdims, kw)
-        if res is not SLOW:
-            return res
+        c = x._loc
+        if c is None or c[0] != id(x._s) or c[1] is not None or x._s.copies:
+            res = reduce_whole(name, x, axis, dtype, keepdims, kw)
+            if res is not SLOW:
+                return res
+        if axis is None and dtype is None and not keepdims and not kw:
+            return ops.reduce_full(name, x)  # (a split array no copy holds: a cached plan)
     return ops.reduce(name, x, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
 
 

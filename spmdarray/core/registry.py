@@ -87,6 +87,7 @@ class _Ops:
         "reshape",
         "set_shape",  # manipulation.shape.set_shape(x, newshape): the array x.shape = newshape makes x
         "reduce",  # reductions.reduce(name, x, axis=..., ...)
+        "reduce_full",  # reductions.reduce_full(name, x): x.<name>() with the default arguments
         "argreduce",  # reductions.argreduce(name, x, axis, out, keepdims)
         "normalize_axes",
         "cumsum",

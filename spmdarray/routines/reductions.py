@@ -18,7 +18,14 @@ from functools import lru_cache
 import numpy as np
 
 from spmdarray.backend.backends import backend_of
-from spmdarray.comm import agreement, allgather_blocks, allgather_same, errors_may_raise, reduce_bcast
+from spmdarray.comm import (
+    agreement,
+    allgather_blocks,
+    allgather_into,
+    allgather_same,
+    errors_may_raise,
+    reduce_bcast,
+)
 from spmdarray.core import fetch as _fetch
 from spmdarray.core.array import ndarray
 from spmdarray.core.fetch import is_distributed
@@ -288,6 +295,9 @@ _UFUNC_REDUCE = {
 }
 #: (name, context, base layout, view map, dtype) -> _FullPlan, or None where it does not apply.
 _FULL: dict = {}
+#: [name, base layout, view map, dtype, context, plan] of the last full reduction (the plan
+#: depends on nothing else; the objects are held, so their identities are not reused)
+_LAST_FULL: list = [None] * 6
 
 
 class _FullPlan:
@@ -315,6 +325,7 @@ class _FullPlan:
         "all",
         "nbytes",
         "fused",
+        "quick",
     )
 
     def __init__(self, name: str, x) -> None:
@@ -341,6 +352,37 @@ class _FullPlan:
         self.all = len(self.data) == len(members)
         self.nbytes = len(members) * self.dtype.itemsize
         self.fused = name == "sum"  # a deferred tree is summed inside its kernel where it can be
+        quick = self.comm is not None and not self.be.is_device and self.ufunc is not None
+        self.quick = _quick_full(self, x.ndim) if quick and self.data else None
+
+
+def _quick_full(plan: _FullPlan, ndim: int):
+    """The function of ``x`` that :func:`_fast_full` calls for ``plan`` on host blocks, partials
+    to combine: this rank's partial, one ``Allgather`` into a buffer kept with the plan, the
+    partials combined in rank order (the general path's arithmetic, without its conversions).
+    Collective over the plan's communicator."""
+    reduce, udt, axes, block, comm, dt = plan.ufunc.reduce, plan.udt, plan.axes, plan.block, plan.comm, plan.dtype
+    recv = np.empty((comm.Get_size(),) + (1,) * ndim, dt)
+    nbytes = dt.itemsize
+    mine = plan.mine
+    data = plan.data
+    first = data[0] if len(data) == 1 else None
+    some = None if plan.all else data
+
+    def quick(x):
+        if mine:
+            part = reduce(x._st.view_of(x._map, block), axes, udt, None, keepdims=True)
+            if part.dtype != dt:
+                part = part.astype(dt)
+        else:
+            part = np.zeros((1,) * ndim, dt)
+        allgather_into(comm, part, recv, nbytes)
+        if first is not None:
+            return recv[first].reshape(())[()]
+        local = reduce(recv if some is None else recv[some], 0, udt, None)
+        return (local if local.dtype == dt else local.astype(dt)).reshape(())[()]
+
+    return quick
 
 
 def _full_plan(name: str, x):
@@ -363,15 +405,23 @@ def _fast_full(name: str, x):
     s = x._s if type(x) is ndarray else None
     if s is None or _errors_raise():
         return SLOW
-    key = (name, s.ctx, s.layout, x._map, s.dtype)
-    plan = _FULL.get(key, SLOW)
-    if plan is SLOW:
-        if len(_FULL) >= 1024:
-            _FULL.clear()
-        plan = _FULL[key] = _full_plan(name, x)
+    last = _LAST_FULL  # (the last plan, by identity: a reduction in a loop hashes nothing)
+    if last[0] == name and last[1] is s.layout and last[2] is x._map and last[3] is s.dtype and last[4] is s.ctx:
+        plan = last[5]
+    else:
+        key = (name, s.ctx, s.layout, x._map, s.dtype)
+        plan = _FULL.get(key, SLOW)
+        if plan is SLOW:
+            if len(_FULL) >= 1024:
+                _FULL.clear()
+            plan = _FULL[key] = _full_plan(name, x)
+        last[:] = [name, s.layout, x._map, s.dtype, s.ctx, plan]
     if plan is None or (plan.comm is not None and plan.nbytes > config.reduce_gather_bytes):
         return SLOW
     fn, kw, be, dt = plan.fn, plan.kw, plan.be, plan.dtype
+    quick = plan.quick
+    if quick is not None and not (plan.fused and s.deferred):
+        return quick(x)
     mine = None
     if plan.mine:
         fused = _fusion.local_sum(x, dt) if plan.fused and _fusion.is_deferred(x) else None
@@ -462,6 +512,17 @@ def _fast_lone(name: str, x, axis, keepdims: bool):
 @lru_cache(maxsize=4096)
 def _drop_axes(rlay: Layout, axes: tuple[int, ...]) -> Layout:
     return rlay.take_axes(tuple(a for a in range(len(rlay.shape)) if a not in axes))
+
+
+@provides("reduce_full")
+def reduce_full(name: str, x):
+    """``x.<name>()`` with NumPy's default arguments: :func:`reduce` without its argument
+    checks where a cached plan applies (a method call on a split array in a loop).  Collective."""
+    if name != "mean":
+        res = _fast_full(name, x)
+        if res is not SLOW:
+            return res
+    return reduce(name, x)
 
 
 @provides("reduce")
