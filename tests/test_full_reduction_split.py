@@ -13,7 +13,7 @@ import pytest
 from helpers import assert_eq, world
 
 import spmdarray as sp
-from spmdarray.routines import reductions as R
+from spmdarray.routines import reduction_plans as R
 
 NAMES = ["sum", "prod", "min", "max", "any", "all", "mean"]
 DTYPES = [

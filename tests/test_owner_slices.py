@@ -6,7 +6,7 @@
   being replicated by a ``Bcast`` of the operand.
 - A reduction over such a layout, whose data along the reduced split grid axes
   lies at one coordinate, leaves its result fixed at that coordinate
-  (``routines.reductions._lone_layout``): no collective, NumPy's bits.
+  (``routines.reduction_axes._lone_layout``): no collective, NumPy's bits.
 - Assigning it into a destination held by the same rank moves nothing; into
   one held by another rank the general path sends it.
 
@@ -25,7 +25,7 @@ from spmdarray.decomposition import Layout
 import spmdarray as sp
 from spmdarray.core.placement import sole_holder, stretch
 from spmdarray.engine import fastpath
-from spmdarray.routines import reductions
+from spmdarray.routines import reduction_plans
 from spmdarray.settings import FIELDS
 
 
@@ -111,8 +111,8 @@ def test_one_holder_window_sends_nothing():
     plan = fastpath._PLANS.get(fastpath._key(numpy.multiply, (x[:, 0:3, 0:3, :, None], y[None]), None))
     assert plan is not None and plan.owns == (world()[0] == 0 or size == 1)
     if size > 1 and not x._st.be.is_device:  # and so does the sum (host blocks)
-        key = next(k for k in reductions._LONE if k[0] == "sum" and k[5] == (1, 2, 3))
-        assert reductions._LONE[key] is not None
+        key = next(k for k in reduction_plans._LONE if k[0] == "sum" and k[5] == (1, 2, 3))
+        assert reduction_plans._LONE[key] is not None
 
 
 def test_stretched_layout_keeps_the_holder():

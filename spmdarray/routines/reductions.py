@@ -10,143 +10,38 @@ exactly the layout needed to broadcast it back against the input
 
 from __future__ import annotations
 
-import itertools
 import operator
 import warnings
-from functools import lru_cache
 
 import numpy as np
 
 from spmdarray.backend.backends import backend_of
-from spmdarray.comm import (
-    agreement,
-    allgather_blocks,
-    allgather_into,
-    allgather_same,
-    errors_may_raise,
-    reduce_bcast,
-)
+from spmdarray.comm import agreement, allgather_blocks, errors_may_raise, reduce_bcast
 from spmdarray.core import fetch as _fetch
 from spmdarray.core.array import ndarray
 from spmdarray.core.fetch import is_distributed
 from spmdarray.core.placement import is_whole
 from spmdarray.core.registry import HANDLED, implements, provides
 from spmdarray.core.storage import Storage
-from spmdarray.decomposition import Layout, ravel, unravel, view_layout
+from spmdarray.decomposition import Layout
 from spmdarray.engine import elementwise as _engine
 from spmdarray.engine.fastpath import SLOW, _errors_raise
 from spmdarray.engine.replicas import adopt
 from spmdarray.fusion import record as _fusion
 from spmdarray.routines.creation import array
+from spmdarray.routines.reduction_axes import (
+    _COMBINE,
+    _cast,
+    _combine_axes,
+    _group,
+    _lone_layout,
+    _probe,
+    normalize_axes,
+)
+from spmdarray.routines.reduction_plans import _drop_axes, _fast_full, _fast_lone
 from spmdarray.settings import config
 
 __all__ = ["reduce", "argreduce", "normalize_axes"]
-
-_COMBINE = {
-    "sum": np.sum,
-    "prod": np.prod,
-    "min": np.min,
-    "max": np.max,
-    "any": np.any,
-    "all": np.all,
-}
-
-
-@provides("normalize_axes")
-def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
-    """NumPy's axis normalisation, with NumPy's ``AxisError``.  Not collective."""
-    if axis is None:
-        return tuple(range(ndim))
-    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
-    out = []
-    for a in axes:
-        a = operator.index(a)  # NumPy's TypeError for axis=0.5 or axis="1"
-        if not -ndim <= a < ndim:
-            raise np.exceptions.AxisError(a, ndim)
-        out.append(a % ndim)
-    if len(set(out)) != len(out):
-        raise ValueError("duplicate value in 'axis'")
-    return tuple(out)
-
-
-def _group(lay: Layout, gaxes: tuple[int, ...], rank: int) -> list[int]:
-    """Global ranks of ``rank``'s sub-communicator over grid axes ``gaxes``, in its order."""
-    me = unravel(rank, lay.dims)
-    out = []
-    for cs in itertools.product(*(range(lay.dims[k]) for k in gaxes)):
-        c = list(me)
-        for k, v in zip(gaxes, cs):
-            c[k] = v
-        out.append(ravel(tuple(c), lay.dims))
-    return out
-
-
-def _combine_axes(lay: Layout, axes) -> tuple[int, ...]:
-    return tuple(
-        k
-        for k in range(len(lay.dims))
-        if (lay.gaxis[k] is not None and lay.gaxis[k] in axes) or lay.gfixed[k] is not None
-    )
-
-
-#: (function, dtype, probe shape, axes, keywords) -> NumPy's result of the probe
-_PROBES: dict = {}
-
-
-def _probe(fn, x, axes, **kw):
-    """NumPy's ``fn`` on a small array of ``x``'s dtype and dimensions: its result's dtype,
-    or NumPy's error.  Not collective.  Results are cached (a loop reducing arrays of a new
-    shape at each step probes once); errors are raised again each time."""
-    shape = tuple(min(n, 1) for n in x.shape)
-    try:
-        key = (fn, x.dtype, shape, axes, tuple(sorted(kw.items())))
-        hit = _PROBES.get(key)
-    except TypeError:  # an unhashable keyword value (an array ``initial``)
-        key = hit = None
-    if hit is not None:
-        return hit
-    res = _run_probe(fn, x.dtype, shape, axes, kw)
-    if key is not None:
-        if len(_PROBES) >= 1024:
-            _PROBES.clear()
-        _PROBES[key] = res
-    return res
-
-
-def _run_probe(fn, dtype, shape, axes, kw: dict):
-    dummy = np.ones(shape, dtype)
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return np.asarray(fn(dummy, axis=axes, **kw))
-
-
-@lru_cache(maxsize=4096)
-def _lone_layout(lay: Layout, axes: tuple[int, ...]) -> Layout | None:
-    """The layout of a reduction over ``axes`` that its one holder computes alone, or None.  Not collective.
-
-    Where every grid axis the reduction would combine over holds data at one
-    coordinate only (a fixed grid axis, or one splitting a reduced axis whose
-    other intervals are empty: a window inside one rank's rows), that
-    coordinate's ranks hold the whole of the data reduced and the result stays
-    there, fixed at it: nothing is combined and nothing moves.  None when some
-    combine axis has data at several coordinates, or there is none.
-    """
-    gaxes = _combine_axes(lay, axes)
-    if not gaxes:
-        return None
-    fixed = {}
-    for k in gaxes:
-        if lay.gfixed[k] is not None:
-            fixed[k] = lay.gfixed[k]
-            continue
-        full = [c for c, (lo, hi) in enumerate(lay.intervals[lay.gaxis[k]]) if hi > lo]
-        if len(full) != 1:
-            return None
-        fixed[k] = full[0]
-    rlay = lay.reduce(axes, keepdims=True)
-    gfixed = tuple(fixed.get(k, f) for k, f in enumerate(rlay.gfixed))
-    return Layout(rlay.shape, rlay.dims, rlay.gaxis, gfixed, rlay.intervals)
-
 
 def _partial_reduce(name, x, axes, dtype, initial=np._NoValue, lone=False):
     """Combine-ready partials: ndarray with the reduced axes kept (size 1).
@@ -241,11 +136,6 @@ def _local_reduce(be, fn, block, axes, kw: dict, res_dtype):
     return be.asarray(part, res_dtype)
 
 
-def _cast(local, dtype):
-    """``local`` (a host or device array) as ``dtype``."""
-    return local.astype(dtype, copy=False) if hasattr(local, "astype") else np.asarray(local, dtype)
-
-
 def _identity(name: str, shape, dtype: np.dtype) -> np.ndarray:
     """A block that leaves reduction ``name`` unchanged (for ranks with no data)."""
     if name in ("min", "max"):
@@ -284,236 +174,6 @@ def _finish(ctx, rlay: Layout, local, dtype, axes, keepdims, out, ndim_in):
 
 
 # ---------------------------------------------------------------- fast path
-#: The ufunc reduction each of ``_COMBINE`` makes on a NumPy array, and its dtype argument.
-_UFUNC_REDUCE = {
-    "sum": (np.add, None),
-    "prod": (np.multiply, None),
-    "min": (np.minimum, None),
-    "max": (np.maximum, None),
-    "any": (np.logical_or, bool),
-    "all": (np.logical_and, bool),
-}
-#: (name, context, base layout, view map, dtype) -> _FullPlan, or None where it does not apply.
-_FULL: dict = {}
-#: [name, base layout, view map, dtype, context, plan] of the last full reduction (the plan
-#: depends on nothing else; the objects are held, so their identities are not reused)
-_LAST_FULL: list = [None] * 6
-
-
-class _FullPlan:
-    """A full reduction (``x.sum()``) of one kind of array, decided once.  Not collective.
-
-    It makes the calls of :func:`reduce` for ``axis=None`` and no other
-    argument, in the same order and with the same NumPy functions, so the
-    result is bit-for-bit the general path's: this rank's partial (kept
-    axes), then, over the ranks that hold other parts, one all-gather of the
-    partials, combined in rank order by those that hold data.
-    """
-
-    __slots__ = (
-        "fn",
-        "ufunc",
-        "udt",
-        "axes",
-        "kw",
-        "dtype",
-        "be",
-        "block",
-        "mine",
-        "comm",
-        "data",
-        "all",
-        "nbytes",
-        "fused",
-        "quick",
-    )
-
-    def __init__(self, name: str, x) -> None:
-        ctx = x._s.ctx
-        lay = view_layout(x._s.layout, x._map)  # (x._layout would evaluate a deferred x)
-        axes = self.axes = tuple(range(x.ndim))
-        self.fn = fn = _COMBINE[name]
-        # What ``fn`` calls on a NumPy array (numpy.sum -> numpy.add.reduce ...), without its wrapper.
-        self.ufunc, self.udt = _UFUNC_REDUCE[name]
-        self.kw = kw = {} if name in ("min", "max", "any", "all") else {"dtype": None}
-        self.dtype = _probe(fn, x, axes, keepdims=True, **kw).dtype
-        self.be = backend_of(ctx)
-        self.block = lay.block(ctx.rank)
-
-        def has_data(r):
-            b = lay.block(r)
-            return lay.holds(r) and all(hi > lo for lo, hi in b)
-
-        gaxes = _combine_axes(lay, axes)
-        members = _group(lay, gaxes, ctx.rank) if gaxes else [ctx.rank]
-        self.mine = has_data(ctx.rank)
-        self.data = [i for i, m in enumerate(members) if has_data(m)]
-        self.comm = ctx.sub(lay.dims, gaxes) if len(members) > 1 else None
-        self.all = len(self.data) == len(members)
-        self.nbytes = len(members) * self.dtype.itemsize
-        self.fused = name == "sum"  # a deferred tree is summed inside its kernel where it can be
-        quick = self.comm is not None and not self.be.is_device and self.ufunc is not None
-        self.quick = _quick_full(self, x.ndim) if quick and self.data else None
-
-
-def _quick_full(plan: _FullPlan, ndim: int):
-    """The function of ``x`` that :func:`_fast_full` calls for ``plan`` on host blocks, partials
-    to combine: this rank's partial, one ``Allgather`` into a buffer kept with the plan, the
-    partials combined in rank order (the general path's arithmetic, without its conversions).
-    Collective over the plan's communicator."""
-    reduce, udt, axes, block, comm, dt = plan.ufunc.reduce, plan.udt, plan.axes, plan.block, plan.comm, plan.dtype
-    recv = np.empty((comm.Get_size(),) + (1,) * ndim, dt)
-    nbytes = dt.itemsize
-    mine = plan.mine
-    data = plan.data
-    first = data[0] if len(data) == 1 else None
-    some = None if plan.all else data
-
-    def quick(x):
-        if mine:
-            part = reduce(x._st.view_of(x._map, block), axes, udt, None, keepdims=True)
-            if part.dtype != dt:
-                part = part.astype(dt)
-        else:
-            part = np.zeros((1,) * ndim, dt)
-        allgather_into(comm, part, recv, nbytes)
-        if first is not None:
-            return recv[first].reshape(())[()]
-        local = reduce(recv if some is None else recv[some], 0, udt, None)
-        return (local if local.dtype == dt else local.astype(dt)).reshape(())[()]
-
-    return quick
-
-
-def _full_plan(name: str, x):
-    """The :class:`_FullPlan` of ``name`` over ``x``, or None where the general path must run.  Collective
-    (making a sub-communicator the first time); every rank decides alike from the global layout."""
-    if name not in _COMBINE or x.ndim == 0 or x.size == 0 or x._map.broadcast_axes:
-        return None
-    try:
-        _probe(getattr(np, name), x, tuple(range(x.ndim)))
-    except Exception:  # noqa: BLE001 - the general path raises NumPy's error
-        return None
-    plan = _FullPlan(name, x)
-    return plan if plan.data else None
-
-
-def _fast_full(name: str, x):
-    """``x.<name>()`` through a cached plan, or :data:`SLOW` (nothing done).  Collective."""
-    # Whether ``x`` is deferred may differ between ranks (evaluated on some only): it
-    # changes how this rank's partial is computed, never the path or its collective.
-    s = x._s if type(x) is ndarray else None
-    if s is None or _errors_raise():
-        return SLOW
-    last = _LAST_FULL  # (the last plan, by identity: a reduction in a loop hashes nothing)
-    if last[0] == name and last[1] is s.layout and last[2] is x._map and last[3] is s.dtype and last[4] is s.ctx:
-        plan = last[5]
-    else:
-        key = (name, s.ctx, s.layout, x._map, s.dtype)
-        plan = _FULL.get(key, SLOW)
-        if plan is SLOW:
-            if len(_FULL) >= 1024:
-                _FULL.clear()
-            plan = _FULL[key] = _full_plan(name, x)
-        last[:] = [name, s.layout, x._map, s.dtype, s.ctx, plan]
-    if plan is None or (plan.comm is not None and plan.nbytes > config.reduce_gather_bytes):
-        return SLOW
-    fn, kw, be, dt = plan.fn, plan.kw, plan.be, plan.dtype
-    quick = plan.quick
-    if quick is not None and not (plan.fused and s.deferred):
-        return quick(x)
-    mine = None
-    if plan.mine:
-        fused = _fusion.local_sum(x, dt) if plan.fused and _fusion.is_deferred(x) else None
-        if fused is not None:  # as _partial_reduce computes it
-            mine = be.asarray(np.full((1,) * x.ndim, fused, dt))
-        else:
-            block = x._st.view_of(x._map, plan.block)
-            if type(block) is np.ndarray:
-                part = plan.ufunc.reduce(block, plan.axes, plan.udt, None, keepdims=True)
-            else:
-                part = fn(block, axis=plan.axes, keepdims=True, **kw)
-            mine = be.asarray(part, dt)
-    if plan.comm is None:
-        local = mine
-    else:
-        parts = allgather_same(plan.comm, be.to_host(mine) if mine is not None else np.zeros((1,) * x.ndim, dt))
-        data = plan.data
-        if len(data) == 1:
-            local = parts[data[0]]
-        else:  # numpy.<fn>(numpy.stack(parts), axis=0) of the general path
-            local = np.asarray(plan.ufunc.reduce(parts if plan.all else parts[data], 0, plan.udt, None), dtype=dt)
-    return be.to_host(_cast(local, dt)).reshape(())[()]
-
-
-#: (name, context, base layout, view map, dtype, axis, keepdims) -> _LonePlan, or None where it does not apply.
-_LONE: dict = {}
-
-
-class _LonePlan:
-    """A reduction with ``axis=`` that its one holder computes alone (:func:`_lone_layout`), decided once.
-
-    Not collective.  It makes the general path's NumPy call on the holder's
-    block (so NumPy's bits) and wraps it in the layout the general path gives.
-    """
-
-    __slots__ = ("fn", "axes", "kw", "dtype", "layout", "owns", "shape")
-
-    def __init__(self, name: str, x, axes: tuple[int, ...], rlay: Layout, keepdims: bool) -> None:
-        self.fn = _COMBINE[name]
-        self.axes = axes
-        self.kw = {} if name in ("min", "max", "any", "all") else {"dtype": None}
-        self.dtype = _probe(self.fn, x, axes, keepdims=True, **self.kw).dtype
-        self.layout = lay = rlay if keepdims else _drop_axes(rlay, axes)
-        rank = x._s.ctx.rank
-        self.owns = lay.owned_size(rank) > 0
-        self.shape = tuple(hi - lo for lo, hi in lay.block(rank))
-
-
-def _lone_plan(name: str, x, axis, keepdims: bool):
-    """The :class:`_LonePlan` of ``name`` over ``x``, or None.  Not collective."""
-    if x.ndim == 0 or x._map.broadcast_axes or backend_of(x._s.ctx).is_device:
-        return None
-    try:
-        axes = normalize_axes(axis, x.ndim)
-        _probe(getattr(np, name), x, axes, keepdims=keepdims)  # (NumPy's errors: the general path)
-    except Exception:  # noqa: BLE001
-        return None
-    if not (keepdims or len(axes) < x.ndim):
-        return None
-    rlay = _lone_layout(view_layout(x._s.layout, x._map), axes)
-    return None if rlay is None else _LonePlan(name, x, axes, rlay, keepdims)
-
-
-def _fast_lone(name: str, x, axis, keepdims: bool):
-    """``numpy.<name>(x, axis=axis, keepdims=keepdims)`` through a cached :class:`_LonePlan`, or
-    :data:`SLOW` (nothing done).  Collective in the sense of :func:`reduce`; it sends nothing."""
-    s = x._s if type(x) is ndarray else None
-    if s is None or s.ctx.size == 1 or _errors_raise():
-        return SLOW
-    try:
-        key = (name, s.ctx, s.layout, x._map, s.dtype, axis, keepdims)
-        plan = _LONE.get(key, SLOW)
-    except TypeError:  # an unhashable axis (a list)
-        return SLOW
-    if plan is SLOW:
-        if len(_LONE) >= 1024:
-            _LONE.clear()
-        plan = _LONE[key] = _lone_plan(name, x, axis, keepdims)
-    if plan is None:
-        return SLOW
-    res = ndarray._new(Storage(s.ctx, plan.layout, plan.dtype), None)
-    if plan.owns:
-        part = plan.fn(x._block, axis=plan.axes, keepdims=True, **plan.kw)
-        res._block[...] = np.asarray(part, plan.dtype).reshape(plan.shape)
-    return res
-
-
-@lru_cache(maxsize=4096)
-def _drop_axes(rlay: Layout, axes: tuple[int, ...]) -> Layout:
-    return rlay.take_axes(tuple(a for a in range(len(rlay.shape)) if a not in axes))
-
-
 @provides("reduce_full")
 def reduce_full(name: str, x):
     """``x.<name>()`` with NumPy's default arguments: :func:`reduce` without its argument

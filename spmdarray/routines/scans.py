@@ -24,7 +24,7 @@ from spmdarray.engine.elementwise import assign
 from spmdarray.routines.creation import empty_like, full
 from spmdarray.routines.elementwise_functions import copyto
 from spmdarray.routines.manipulation.joining import concatenate
-from spmdarray.routines.reductions import _group, normalize_axes
+from spmdarray.routines.reduction_axes import _group, normalize_axes
 
 __all__ = [
     "cumsum",
