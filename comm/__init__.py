@@ -7,6 +7,7 @@ initialise MPI.
 from . import abort, watchdog  # noqa: F401 - abort installs its hook on import
 from .agree import agree, agree_gathered, agreement, errors_may_raise, rebuild
 from .collectives import (
+    PreparedAllgather,
     allgather_blocks,
     allgather_counts,
     allgather_into,
@@ -53,6 +54,7 @@ __all__ = [
     "errors_may_raise",
     "rebuild",
     "allgather_blocks",
+    "PreparedAllgather",
     "allgather_into",
     "allgather_same",
     "allgather_counts",

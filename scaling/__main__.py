@@ -112,7 +112,8 @@ def _report(out: Path, docs: Path, img: Path) -> None:
     overhead = json.loads((out / "overhead.json").read_text())
     pngs = plots.make_all(rows, img)
     _, notes = available()
-    docs.write_text(report.render(rows, overhead, pngs, docs.parent, notes))
+    page = docs.read_text() if docs.exists() else None  # (its hand-written sections are kept)
+    docs.write_text(report.render(rows, overhead, pngs, docs.parent, notes, page=page))
     print(f"wrote {docs} and {', '.join(str(p) for p in pngs)}")
 
 

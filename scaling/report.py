@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 from .stats import median, points, ratios, span
@@ -157,7 +158,8 @@ def _added(o: dict) -> str:
 
 
 def closing(rows: list[dict], overhead: list[dict]) -> str:
-    """The closing note: stencil ratios, overhead, memory and the largest gap to mpi4py."""
+    """The measured summary: stencil ratios, memory and the largest gap to mpi4py (the
+    per-operation overhead has its own block and section)."""
     lines = []
     for mode in ("weak", "strong"):
         pts = points(rows, mode, "stencil")
@@ -168,13 +170,6 @@ def closing(rows: list[dict], overhead: list[dict]) -> str:
         ]
         if parts:
             lines.append(f"- Stencil throughput, {mode} scaling: " + "; ".join(parts) + ".")
-    if overhead:
-        small = overhead[0]
-        lines.append(
-            f"- Per-operation overhead: spmdarray adds {_added(small)} per operation at "
-            f"{small['elements']:,} elements (NumPy's statement takes {small['numpy_us']:.1f} us); "
-            f"at {overhead[-1]['elements']:,} elements {_added(overhead[-1])}."
-        )
     mem = points(rows, "memory", "stencil")
     if mem.get("numpy") and mem.get("spmdarray"):
         np_mib = float(next(iter(mem["numpy"].values()))[0]["peak_rss_max_mib"])
@@ -212,23 +207,76 @@ def closing(rows: list[dict], overhead: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def render(rows: list[dict], overhead: list[dict], pngs: list[Path], docs_dir: Path, notes: list[str]) -> str:
-    """The whole ``performance.md``."""
+#: The parts of ``performance.md`` this module writes, each between ``<!-- report:NAME -->``
+#: and ``<!-- /report:NAME -->``; the rest of the page is written by hand and kept.
+BLOCKS = ("header", "closing", "ratios", "overhead", "memory", "comm", "absolute", "plots", "peers")
+
+
+def marked(name: str, body: str) -> str:
+    """``body`` between the markers of block ``name``."""
+    return f"<!-- report:{name} -->\n{body.strip()}\n<!-- /report:{name} -->"
+
+
+def _has_blocks(page: str) -> bool:
+    return all(f"<!-- report:{k} -->" in page and f"<!-- /report:{k} -->" in page for k in BLOCKS)
+
+
+def blocks(rows: list[dict], overhead: list[dict], pngs: list[Path], docs_dir: Path, notes: list[str]) -> dict:
+    """The text of each of :data:`BLOCKS` from the results."""
     has_dask = any(r["impl"] == "dask" for r in rows)
     machine = rows[0]["machine"] if rows else "unknown"
     versions = sorted(
         {r["versions"] for r in rows if r["impl"] == "spmdarray"} | {r["versions"] for r in rows if r["impl"] == "dask"}
     )
     repeats = len({r["repeat"] for r in rows if r["suite"] == "weak"})
-    imgs = "\n\n".join(f"![{p.stem}]({os.path.relpath(p, docs_dir)})" for p in pngs)
-    peer_notes = "\n".join(f"- {n}" for n in notes) or "- none"
+    header = (
+        "The tables between `report` markers were measured in one run of `python -m scaling all` on the\n"
+        f"project's development machine: {machine}. The machine is shared with other\n"
+        "work, so absolute times are noise. Read the **ratios**, each measured between\n"
+        f"runs made one after another, and their ranges over {repeats} alternating\n"
+        "repeats. Runs with more ranks than cores (4 ranks on 2 cores) are\n"
+        "oversubscribed (`MPIR_CVAR_ENABLE_HEAVY_YIELD=1`): they show communication\n"
+        "volume, memory and overhead, not speed-up.\n\n"
+        "Versions:\n" + "\n".join(f"- {v}" for v in versions)
+    )
+    return {
+        "header": header,
+        "closing": closing(rows, overhead),
+        "ratios": ratio_table(rows, has_dask),
+        "overhead": overhead_table(overhead),
+        "memory": memory_table(rows),
+        "comm": comm_table(rows),
+        "absolute": absolute_table(rows),
+        "plots": "\n\n".join(f"![{p.stem}]({os.path.relpath(p, docs_dir)})" for p in pngs),
+        "peers": "\n".join(f"- {n}" for n in notes) or "- none",
+    }
+
+
+def render(
+    rows: list[dict], overhead: list[dict], pngs: list[Path], docs_dir: Path, notes: list[str], page: str | None = None
+) -> str:
+    """``performance.md`` with the measured blocks from these results.
+
+    ``page``: the page as it is.  Where it holds every block's markers, only the
+    blocks (and the fused-evaluation block between its own markers, where
+    ``python -m scaling fusion`` left results) are replaced, and everything
+    written by hand around them is kept; otherwise the page is made anew from
+    ``report_template.md``.
+    """
+    b = blocks(rows, overhead, pngs, docs_dir, notes)
+    if page is not None and _has_blocks(page):
+        for name, body in b.items():
+            pattern = re.compile(f"<!-- report:{name} -->.*?<!-- /report:{name} -->", re.S)
+            page = pattern.sub(lambda _m, n=name, t=body: marked(n, t), page, count=1)
+        from . import fusion
+
+        if fusion.BEGIN in page and fusion.END in page and (fusion.RESULTS / "fusion.json").exists():
+            # (without this run's fusion results the page's block is kept as it is)
+            head, rest = page.split(fusion.BEGIN, 1)
+            page = head + fusion_block() + rest.split(fusion.END, 1)[1]
+        return page
     template = (Path(__file__).parent / "report_template.md").read_text()
-    return template.format(
-        machine=machine, versions="\n".join(f"- {v}" for v in versions), repeats=repeats,
-        closing=closing(rows, overhead), ratios=ratio_table(rows, has_dask), overhead=overhead_table(overhead),
-        memory=memory_table(rows), comm=comm_table(rows), absolute=absolute_table(rows), plots=imgs,
-        peer_notes=peer_notes, fusion=fusion_block(), npbench=npbench_block(),
-    )  # fmt: skip
+    return template.format(**{k: marked(k, v) for k, v in b.items()}, fusion=fusion_block(), npbench=npbench_block())
 
 
 def fusion_block() -> str:

@@ -56,7 +56,7 @@ def _general(monkeypatch, name, x):
     with monkeypatch.context() as m:
         m.setattr(R, "_quick_full", lambda plan, ndim: None)
         m.setattr(R, "_FULL", {})
-        m.setattr(R, "_LAST_FULL", [None] * 6)
+        m.setattr(R, "_LAST_FULL", [None] * 8)
         return getattr(x, name)()
 
 
@@ -122,3 +122,18 @@ def test_quick_path_sends_one_collective_of_one_partial():
     assert x.sum() == 780.0
     expected = (1, 8) if world()[1] > 1 else (0, 0)  # (one partial per rank, whatever the backend)
     assert (COUNTERS["collectives"] - c0, COUNTERS["collective_bytes"] - b0) == expected
+
+
+def test_quick_path_is_traced_to_the_calling_line():
+    x = sp.asarray(numpy.arange(40.0))
+    x.sum()  # (the plan and its quick function made)
+    with sp.comm_stats() as stats, sp.comm_trace() as tr:
+        total = x.sum() + x.sum()
+    assert total == 1560.0
+    assert tr.totals()["collectives"] == stats.collectives
+    if world()[1] == 1:
+        assert stats.collectives == 0 and tr.records == []
+        return
+    assert stats.collectives == 2
+    (r,) = tr.records
+    assert r.collectives == 2 and r.file.endswith("test_full_reduction_split.py"), (r.file, r.line)

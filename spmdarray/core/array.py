@@ -672,15 +672,23 @@ class ndarray(OperatorsMixin, InteropMixin, SerialMixin, ValuesMixin):  # noqa: 
 
     # ---------------------------------------------------------- reductions
     def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        if axis is None and dtype is None and out is None and not keepdims and not kw:
+            return _full("sum", self)
         return _red("sum", self, axis, dtype, out, keepdims, **kw)
 
     def prod(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        if axis is None and dtype is None and out is None and not keepdims and not kw:
+            return _full("prod", self)
         return _red("prod", self, axis, dtype, out, keepdims, **kw)
 
     def min(self, axis=None, out=None, keepdims=False, **kw):
+        if axis is None and out is None and not keepdims and not kw:
+            return _full("min", self)
         return _red("min", self, axis, None, out, keepdims, **kw)
 
     def max(self, axis=None, out=None, keepdims=False, **kw):
+        if axis is None and out is None and not keepdims and not kw:
+            return _full("max", self)
         return _red("max", self, axis, None, out, keepdims, **kw)
 
     def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
@@ -693,9 +701,13 @@ class ndarray(OperatorsMixin, InteropMixin, SerialMixin, ValuesMixin):  # noqa: 
         return _red("std", self, axis, dtype, out, keepdims, ddof=ddof, **kw)
 
     def any(self, axis=None, out=None, keepdims=False, **kw):
+        if axis is None and out is None and not keepdims and not kw:
+            return _full("any", self)
         return _red("any", self, axis, None, out, keepdims, **kw)
 
     def all(self, axis=None, out=None, keepdims=False, **kw):
+        if axis is None and out is None and not keepdims and not kw:
+            return _full("all", self)
         return _red("all", self, axis, None, out, keepdims, **kw)
 
     def argmin(self, axis=None, out=None, keepdims=False):
@@ -745,15 +757,22 @@ for _name, _what in _REDUCTIONS.items():
     """
 
 
+def _full(name, x):
+    """``x.<name>()`` with NumPy's default arguments: NumPy's reduction of the lane's copy, else
+    the cached plan of a split array (``ops.reduce_full``).  Collective."""
+    c = x._loc
+    if c is None or c[0] != id(x._s) or c[1] is not None or x._s.copies:
+        res = reduce_whole(name, x, None, None, False, {})
+        if res is not SLOW:
+            return res
+    return ops.reduce_full(name, x)  # (a split array no copy holds)
+
+
 def _red(name, x, axis, dtype, out, keepdims, **kw):
     if out is None and (not kw or kw.keys() == {"ddof"}):
-        c = x._loc
-        if c is None or c[0] != id(x._s) or c[1] is not None or x._s.copies:
-            res = reduce_whole(name, x, axis, dtype, keepdims, kw)
-            if res is not SLOW:
-                return res
-        if axis is None and dtype is None and not keepdims and not kw:
-            return ops.reduce_full(name, x)  # (a split array no copy holds: a cached plan)
+        res = reduce_whole(name, x, axis, dtype, keepdims, kw)
+        if res is not SLOW:
+            return res
     return ops.reduce(name, x, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
 
 

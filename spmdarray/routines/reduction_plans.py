@@ -12,8 +12,9 @@ from functools import lru_cache
 import numpy as np
 
 from spmdarray.backend.backends import backend_of
-from spmdarray.comm import allgather_into, allgather_same
+from spmdarray.comm import PreparedAllgather, allgather_same
 from spmdarray.core.array import ndarray
+from spmdarray.core.registry import ops, provides
 from spmdarray.core.storage import Storage
 from spmdarray.decomposition import Layout, view_layout
 from spmdarray.engine.fastpath import SLOW, _errors_raise
@@ -42,9 +43,37 @@ _UFUNC_REDUCE = {
 }
 #: (name, context, base layout, view map, dtype) -> _FullPlan, or None where it does not apply.
 _FULL: dict = {}
-#: [name, base layout, view map, dtype, context, plan] of the last full reduction (the plan
-#: depends on nothing else; the objects are held, so their identities are not reused)
-_LAST_FULL: list = [None] * 6
+#: [name, base layout, view map, dtype, context, plan, its quick function or None, its
+#: partials' bytes] of the last full reduction (the plan depends on nothing else; the objects
+#: are held, so their identities are not reused)
+_LAST_FULL: list = [None] * 8
+
+
+@provides("reduce_full")
+def reduce_full(name: str, x):
+    """``x.<name>()`` with NumPy's default arguments: the last plan's quick function where it
+    applies (a method call on a split array in a loop), else :func:`_fast_full`, else the
+    general path (``ops.reduce``).  Collective."""
+    s = x._s
+    last = _LAST_FULL
+    if (
+        last[0] == name
+        and last[2] is x._map
+        and last[1] is s.layout
+        and last[3] is s.dtype
+        and last[4] is s.ctx
+        and (quick := last[6]) is not None
+        and not s.deferred
+        and last[7] <= config.reduce_gather_bytes
+        and type(x) is ndarray
+        and not _errors_raise()
+    ):
+        return quick(x)
+    if name != "mean":
+        res = _fast_full(name, x)
+        if res is not SLOW:
+            return res
+    return ops.reduce(name, x)
 
 
 class _FullPlan:
@@ -105,12 +134,16 @@ class _FullPlan:
 
 def _quick_full(plan: _FullPlan, ndim: int):
     """The function of ``x`` that :func:`_fast_full` calls for ``plan`` on host blocks, partials
-    to combine: this rank's partial, one ``Allgather`` into a buffer kept with the plan, the
-    partials combined in rank order (the general path's arithmetic, without its conversions).
-    Collective over the plan's communicator."""
+    to combine: this rank's partial written into a send buffer kept with the plan (the loop's
+    dtype is the result's, as NumPy's default for the reduction), one ``Allgather`` into a
+    receive buffer kept with it, the partials combined in rank order: the general path's
+    arithmetic, without its allocations and conversions.  Collective over the plan's
+    communicator."""
     reduce, udt, axes, block, comm, dt = plan.ufunc.reduce, plan.udt, plan.axes, plan.block, plan.comm, plan.dtype
-    recv = np.empty((comm.Get_size(),) + (1,) * ndim, dt)
-    nbytes = dt.itemsize
+    send = np.zeros(1, dt)  # (ranks holding nothing send it as it is: their partial is not combined)
+    out = send.reshape((1,) * ndim)
+    recv = np.empty(comm.Get_size(), dt)
+    gather = PreparedAllgather(comm, send, recv)
     mine = plan.mine
     data = plan.data
     first = data[0] if len(data) == 1 else None
@@ -118,16 +151,11 @@ def _quick_full(plan: _FullPlan, ndim: int):
 
     def quick(x):
         if mine:
-            part = reduce(x._st.view_of(x._map, block), axes, udt, None, keepdims=True)
-            if part.dtype != dt:
-                part = part.astype(dt)
-        else:
-            part = np.zeros((1,) * ndim, dt)
-        allgather_into(comm, part, recv, nbytes)
+            reduce(x._st.view_of(x._map, block), axes, udt, out, keepdims=True)
+        gather()
         if first is not None:
-            return recv[first].reshape(())[()]
-        local = reduce(recv if some is None else recv[some], 0, udt, None)
-        return (local if local.dtype == dt else local.astype(dt)).reshape(())[()]
+            return recv[first]  # (a NumPy scalar, copied out of the buffer)
+        return reduce(recv if some is None else recv[some], 0, udt)
 
     return quick
 
@@ -162,13 +190,14 @@ def _fast_full(name: str, x):
             if len(_FULL) >= 1024:
                 _FULL.clear()
             plan = _FULL[key] = _full_plan(name, x)
-        last[:] = [name, s.layout, x._map, s.dtype, s.ctx, plan]
+        quick = plan.quick if plan is not None else None
+        last[:] = [name, s.layout, x._map, s.dtype, s.ctx, plan, quick, plan.nbytes if quick is not None else 0]
     if plan is None or (plan.comm is not None and plan.nbytes > config.reduce_gather_bytes):
         return SLOW
-    fn, kw, be, dt = plan.fn, plan.kw, plan.be, plan.dtype
     quick = plan.quick
-    if quick is not None and not (plan.fused and s.deferred):
+    if quick is not None and not (s.deferred and plan.fused):
         return quick(x)
+    fn, kw, be, dt = plan.fn, plan.kw, plan.be, plan.dtype
     mine = None
     if plan.mine:
         fused = _fusion.local_sum(x, dt) if plan.fused and _fusion.is_deferred(x) else None

@@ -173,18 +173,6 @@ def _finish(ctx, rlay: Layout, local, dtype, axes, keepdims, out, ndim_in):
     return res
 
 
-# ---------------------------------------------------------------- fast path
-@provides("reduce_full")
-def reduce_full(name: str, x):
-    """``x.<name>()`` with NumPy's default arguments: :func:`reduce` without its argument
-    checks where a cached plan applies (a method call on a split array in a loop).  Collective."""
-    if name != "mean":
-        res = _fast_full(name, x)
-        if res is not SLOW:
-            return res
-    return reduce(name, x)
-
-
 @provides("reduce")
 def reduce(name, x, axis=None, dtype=None, out=None, keepdims=False, ddof=0, initial=np._NoValue, where=True):
     """NumPy reduction ``name`` over a distributed array.
