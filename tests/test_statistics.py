@@ -255,11 +255,21 @@ def test_average_matches_numpy():
         numpy.average(x, axis=0, weights=w1)
 
 
-def test_cov_corrcoef_match_numpy():
+@pytest.mark.parametrize("split", [False, True], ids=["replicated", "split"])
+def test_cov_corrcoef_match_numpy(split):
+    # Split: the samples over the ranks (some hold none at 4 ranks), the k x k result as the product lays it out.
+    with sp.config.set(replicate_below=0 if split else sp.config.replicate_below):
+        _cov_corrcoef_cases()
+
+
+def _cov_corrcoef_cases():
     a = ref((3, 17))
     x = sp.array(a)
     b = ref((17,), seed=5)
     assert_eq(numpy.cov(x), numpy.cov(a))
+    # (scaled in place: float32 kept; partial sums combined in rank order: float32 rounding)
+    assert_eq(numpy.cov(x, dtype=numpy.float32), numpy.cov(a, dtype=numpy.float32), rtol=1e-6, atol=1e-7)
+    assert_eq(numpy.cov(sp.array(ref((6, 41)))), numpy.cov(ref((6, 41))))
     assert_eq(numpy.cov(x, bias=True), numpy.cov(a, bias=True))
     assert_eq(numpy.cov(x, ddof=2), numpy.cov(a, ddof=2))
     assert_eq(numpy.cov(x.T, rowvar=False), numpy.cov(a.T, rowvar=False))

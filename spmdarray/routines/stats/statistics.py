@@ -251,11 +251,12 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=_NV):
     return avg
 
 
-@implements(np.cov, replicated=True)
+@implements(np.cov)
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):
     """Distributed ``numpy.cov``: centred data times its transpose.  Collective.
 
-    The ``k x k`` result is replicated.
+    The ``k x k`` result stays distributed as the matrix product lays it out
+    (nothing is gathered), scaled in place as NumPy scales it.
     """
 
     if ddof is not None and ddof != int(ddof):
@@ -323,10 +324,10 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     XT = Xc.T if w is None else _ew(np.multiply, [Xc, w]).T
     if XT.dtype.kind == "c":
         XT = _ew(np.conjugate, [XT])
-    c = np.asarray(np.matmul(Xc, XT))
+    c = np.matmul(Xc, XT)  # (distributed as the product lays it out: nothing gathered)
     with np.errstate(divide="ignore", invalid="ignore"):
-        c = c * np.true_divide(1, fact)
-    return _rep(ctx, c.squeeze())
+        c *= np.true_divide(1, fact)  # (in place, as NumPy's own ``cov``: its dtype kept)
+    return c.squeeze()
 
 
 @implements(np.corrcoef, replicated=True)
