@@ -290,3 +290,25 @@ def test_keyword_calls_on_replicas_raise_as_numpy():
     out = sp.zeros(3)
     assert_eq(sp.sum(x, axis=0, out=out), a.sum(axis=0))  # out= takes the registered implementation
     assert_eq(out, a.sum(axis=0))
+
+
+def test_row_loop_plans_are_made_once_per_block_of_rows(monkeypatch):
+    """``y[i, :] = a * x[i, :] + b * y[i - 1, :]`` over the rows of a split matrix: the
+    rows of one rank's block share their plans (one view layout), so the plans are made
+    about once per block and operator, not once per row; NumPy's results."""
+    a = ref((37, 23))
+    x = sp.array(a)
+    y = sp.zeros_like(x)
+    e = numpy.zeros_like(a)
+    made = []
+    real = fastpath.plan_for
+    monkeypatch.setattr(fastpath, "plan_for", lambda *args: made.append(1) or real(*args))
+    fastpath.clear_plans()
+    for i in range(1, 37):
+        y[i, :] = 0.5 * x[i, :] + 0.25 * y[i - 1, :] - x[i - 1, :]
+        e[i, :] = 0.5 * a[i, :] + 0.25 * e[i - 1, :] - a[i - 1, :]
+    assert_eq(y, e)
+    nblocks = len({iv for iv in x._layout.intervals[0] or [(0, 37)]})
+    # (4 operators; a block boundary adds the plans of rows whose previous row lies
+    # in the block before; replicated arrays never reach the plans)
+    assert len(made) <= 3 * 4 * nblocks, (len(made), nblocks)

@@ -69,6 +69,8 @@ _DATA_ERRORS = {np.power}
 #: key -> Plan, or None for a key the fast path never takes.
 _PLANS: dict = {}
 _MAX_PLANS = 4096
+#: view-layout key -> plan that applies (:func:`_shared`): the plans of the rows of a split array
+_PLANS_BY_LAYOUT: dict = {}
 
 # Whether an error may strike some ranks only (``spmdarray.comm.errors_may_raise``:
 # errstate "raise" or "call", or a warnings filter turning RuntimeWarning into an
@@ -153,8 +155,12 @@ class Plan:
         self.boxes = None
 
 
-def _key(func, args, out):
-    """The plan key of ``func(*args, out=out)``, or None (not a fast case)."""
+def _key(func, args, out, by_layout: bool = False):
+    """The plan key of ``func(*args, out=out)``, or None (not a fast case).
+
+    ``by_layout``: each array keyed by its view layout (and whether it broadcasts) instead
+    of its base layout and view map: the key of :func:`_shared`.
+    """
     k = [func]
     for a in args:
         t = type(a)
@@ -162,7 +168,11 @@ def _key(func, args, out):
             # A deferred operand (a fusion Node) keys as the storage it evaluates into: whether
             # it was evaluated already differs between ranks, and must not change the path.
             s = a._s
-            k += (s.ctx, s.layout, a._map, s.dtype)
+            if by_layout:
+                m = a._map
+                k += (s.ctx, view_layout(s.layout, m), s.dtype, not m.broadcast_axes)
+            else:
+                k += (s.ctx, s.layout, a._map, s.dtype)
         elif t is float or t is complex or t is bool:
             k.append(t)
         elif t is int:
@@ -180,8 +190,33 @@ def _key(func, args, out):
             return None
         o = out[0]
         s = o._s
-        k += ("out", s.ctx, s.layout, o._map, s.dtype)
+        if by_layout:
+            m = o._map
+            k += ("out", s.ctx, view_layout(s.layout, m), s.dtype, not m.broadcast_axes)
+        else:
+            k += ("out", s.ctx, s.layout, o._map, s.dtype)
     return tuple(k)
+
+
+def _shared(table: dict, func, args, out, make):
+    """The plan of ``func(*args, out=out)`` that applies, made by ``make()`` or found in
+    ``table`` under the key of the operands' view layouts; None where none applies.
+
+    Not collective.  A loop over the rows of a split array (``y[i, :] = a * x[i, :] +
+    b * x[i - 1, :]``) makes a new view map at each row, so the plans keyed by maps
+    miss at every row; the rows of one rank's block have one view layout, and a plan
+    (its layout, block, dtype, the operands' alignment with it) depends on the
+    operands' view layouts, dtypes and scalar kinds alone.  Only plans that apply are
+    kept here: where ``make()`` declines (an operand needs messages, or a current copy
+    made a replicated layout the better choice), the next row asks again.
+    """
+    lkey = _key(func, args, out, by_layout=True)
+    plan = table.get(lkey) if lkey is not None else None
+    if plan is None:
+        plan = make()
+        if plan is not None and lkey is not None:
+            _remember(table, lkey, plan)
+    return plan
 
 
 def plan_for(func, args, out):
@@ -266,7 +301,7 @@ def fast(func, args, out):
         return SLOW
     plan = _PLANS.get(key, SLOW)
     if plan is SLOW:
-        plan = _remember(_PLANS, key, plan_for(func, args, out))
+        plan = _remember(_PLANS, key, _shared(_PLANS_BY_LAYOUT, func, args, out, lambda: plan_for(func, args, out)))
     if plan is None or (plan.deferrable and config.fuse and plan.size >= config.fuse_min_size) or _errors_raise():
         return SLOW
     block = plan.block
@@ -306,6 +341,8 @@ _SCALAR_INTO = {
 
 #: key -> (block, owns, casts) of an assignment, or None for a key the fast path never takes.
 _ASSIGNS: dict = {}
+#: view-layout key -> (block, owns, casts) of an assignment that applies (:func:`_shared`)
+_ASSIGNS_BY_LAYOUT: dict = {}
 
 
 def _assign_plan(dst, value):
@@ -367,7 +404,8 @@ def fast_assign(dst, value) -> bool:
         return False
     plan = _ASSIGNS.get(key, SLOW)
     if plan is SLOW:
-        plan = _remember(_ASSIGNS, key, _assign_plan(dst, value))
+        made = _shared(_ASSIGNS_BY_LAYOUT, None, (value,), (dst,), lambda: _assign_plan(dst, value))
+        plan = _remember(_ASSIGNS, key, made)
     if plan is None:
         return False
     block, owns, casts = plan
@@ -397,3 +435,5 @@ def clear_plans() -> None:
     """Forget every cached plan.  Not collective."""
     _PLANS.clear()
     _ASSIGNS.clear()
+    _PLANS_BY_LAYOUT.clear()
+    _ASSIGNS_BY_LAYOUT.clear()
