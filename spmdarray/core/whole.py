@@ -450,6 +450,11 @@ def setitem(x, key, value) -> bool:
     first, so that the result is as if the value had been copied, and a value
     that fails to convert leaves ``x`` unchanged.
     """
+    if type(value) is _ARRAY and value._s.deferred:
+        # A deferred value (a fused chain over large arrays, ``center[:] = (center + north
+        # + ...) * 0.2``): the engine's assignment computes it in one kernel.  Taken here, the
+        # destination's pending readers (the chain's own nodes) would each be computed alone.
+        return False
     c = x._loc
     s = x._s
     if c is not None and c[0] == id(s) and (v := c[3]) is not None and config.whole_lane:
