@@ -112,7 +112,7 @@ def copy_rate(cells: int, procs: int, iters: int, timeout: float) -> float:
 def _probe_script(n: int) -> str:
     return (
         "import json, time, spmdarray as sp\n"
-        "from spmdarray import _kernels\n"
+        "from spmdarray.fusion import kernels_cpu as _kernels\n"
         "from scaling.workloads import stencil as wl\n"
         f"s = wl.setup(sp, ({n}, {n}))\n"
         "ts = []\n"
