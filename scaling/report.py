@@ -152,12 +152,7 @@ def _nranks(p: int) -> str:
     return f"{p} rank" if p == 1 else f"{p} ranks"
 
 
-def _added(o: dict) -> str:
-    us = o["added_us_per_op"]
-    return f"{us:.0f} us" if us > 0 else f"none measurable ({us:.0f} us, noise)"
-
-
-def closing(rows: list[dict], overhead: list[dict]) -> str:
+def closing(rows: list[dict]) -> str:
     """The measured summary: stencil ratios, memory and the largest gap to mpi4py (the
     per-operation overhead has its own block and section)."""
     lines = []
@@ -241,7 +236,7 @@ def blocks(rows: list[dict], overhead: list[dict], pngs: list[Path], docs_dir: P
     )
     return {
         "header": header,
-        "closing": closing(rows, overhead),
+        "closing": closing(rows),
         "ratios": ratio_table(rows, has_dask),
         "overhead": overhead_table(overhead),
         "memory": memory_table(rows),
