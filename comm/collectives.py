@@ -170,12 +170,28 @@ def allgather_object(ctx: Context, obj):
 
 
 @traced
-def bcast_array(ctx: Context, arr: np.ndarray | None, root: int, shape: tuple[int, ...], dtype) -> np.ndarray:
-    """Broadcast an array of known shape and dtype from ``root``.  Collective."""
+def bcast_array(
+    ctx: Context, arr: np.ndarray | None, root: int, shape: tuple[int, ...], dtype, out: np.ndarray | None = None
+) -> np.ndarray:
+    """Broadcast an array of known shape and dtype from ``root``.  Collective.
+
+    ``out``: where to receive it (on ``root``: where to copy ``arr`` to send it), a
+    C-contiguous array of ``shape`` and ``dtype`` (a reused buffer: no fresh pages to
+    fault in); None allocates one.  Returned.
+    """
+    if out is not None and (out.shape != tuple(shape) or out.dtype != dtype or not out.flags.c_contiguous):
+        raise ValueError(
+            f"bcast_array: out has shape {out.shape} and dtype {out.dtype} (C-contiguous: "
+            f"{out.flags.c_contiguous}); pass a C-contiguous array of shape {tuple(shape)} and dtype {dtype}"
+        )
     if ctx.rank == root:
-        buf = np.array(arr, dtype=dtype, order="C").reshape(shape)  # (one copy, C-ordered: reshape is a view)
+        if out is None:
+            buf = np.array(arr, dtype=dtype, order="C").reshape(shape)  # (one copy, C-ordered: reshape is a view)
+        else:
+            buf = out
+            np.copyto(buf, np.asarray(arr).reshape(shape), casting="unsafe")
     else:
-        buf = np.empty(shape, dtype)
+        buf = np.empty(shape, dtype) if out is None else out
     _count(buf.nbytes if ctx.rank == root else 0)
     if ctx.size > 1 and buf.size:
         with guard("bcast_array", ctx.comm, [root]):

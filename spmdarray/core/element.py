@@ -24,6 +24,7 @@ from functools import lru_cache
 import numpy as np
 
 from spmdarray.comm import bcast_array
+from spmdarray.core.buffers import give, take
 from spmdarray.core.placement import gather_view
 from spmdarray.core.rereads import PRODUCT, due, eligible, index_copy, served
 from spmdarray.core.rows import BATCH, held_part, next_rectangle, row_part
@@ -135,16 +136,19 @@ def _copy(st, vmap: ViewMap) -> list:
     e = copies.get(vmap) if copies is not None else None
     if e is not None and e[0] == st.version:
         return e
-    arr = gather_view(st, vmap, view_layout(st.layout, vmap))
     if copies is None:  # every rank holds it all: nothing to keep
-        return [st.version, arr, False]
+        return [st.version, gather_view(st, vmap, view_layout(st.layout, vmap)), False]
+    e = None  # (a stale entry of this region is dropped below: no name may hold it)
+    # Dropped copies first, so that the gather can reuse their buffers (``core.buffers``).
     for k in [k for k, v in copies.items() if v[0] != st.version]:
-        del copies[k]
+        give(copies.pop(k))
     if len(copies) >= _MAX_COPIES:
-        del copies[next(iter(copies))]  # the oldest
+        give(copies.pop(next(iter(copies))))  # the oldest
+    size = math.prod(vmap.shape)
+    while copies and sum(v[1].size for v in copies.values()) + size > 2 * _BATCH:
+        give(copies.pop(next(iter(copies))))  # the oldest, past the elements a storage keeps
+    arr = gather_view(st, vmap, view_layout(st.layout, vmap), take(vmap.shape, st.dtype) if size else None)
     e = copies[vmap] = [st.version, arr, False]
-    while len(copies) > 1 and sum(v[1].size for v in copies.values()) > 2 * _BATCH:
-        del copies[next(iter(copies))]  # the oldest, past the elements a storage keeps
     return e
 
 

@@ -172,25 +172,32 @@ def _loop_slice(base: Layout, m: ViewMap) -> bool:
     return any(b in split for b in dropped) or all(walked.get(b, False) for b in split)
 
 
-def gather_view(st, vmap: ViewMap, lay: Layout) -> np.ndarray:
+def gather_view(st, vmap: ViewMap, lay: Layout, out: np.ndarray | None = None) -> np.ndarray:
     """The view ``vmap`` of storage ``st`` (view layout ``lay``) whole on every rank, in host memory.
 
     Collective: one ``Allgatherv`` of the primary copy of every block, or one
     ``Bcast`` when a single rank holds it all (a row of a row-split array);
     nothing when every rank holds it all (a replicated array, or one rank).
+    ``out``: a C-ordered host array of the view's shape and dtype to hold the
+    result (a reused buffer); None allocates one.
     """
     ctx, be = st.ctx, st.be
     if ctx.size == 1 or is_whole(lay):
-        return np.array(be.to_host(st.view_of(vmap, lay.block(ctx.rank))), copy=True)
+        mine = be.to_host(st.view_of(vmap, lay.block(ctx.rank)))
+        if out is None:
+            return np.array(mine, copy=True)
+        np.copyto(out, mine)
+        return out
     owners = set(lay.owners())
     holders = [r for r in sorted(owners) if box_size(lay.block(r))]
     mine = be.to_host(st.view_of(vmap, lay.block(ctx.rank))) if ctx.rank in owners else None
     if len(holders) == 1:
         root = holders[0]
-        return bcast_array(ctx, mine if ctx.rank == root else None, root, vmap.shape, st.dtype)
+        return bcast_array(ctx, mine if ctx.rank == root else None, root, vmap.shape, st.dtype, out)
     shapes = [tuple(hi - lo for lo, hi in lay.block(r)) if r in owners else (0,) for r in range(ctx.size)]
     parts = allgather_blocks(ctx.comm, mine if mine is not None else np.empty((0,), st.dtype), shapes)
-    out = np.empty(vmap.shape, st.dtype)
+    if out is None:
+        out = np.empty(vmap.shape, st.dtype)
     for r, part in enumerate(parts):
         if r in owners:
             box = lay.block(r)
