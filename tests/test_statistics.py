@@ -7,9 +7,10 @@ import warnings
 
 import numpy
 import pytest
-from helpers import assert_eq, ref
+from helpers import assert_eq, ref, world
 
 import spmdarray as sp
+from spmdarray.core.placement import is_whole
 
 METHODS = [
     "inverted_cdf",
@@ -290,6 +291,41 @@ def _cov_corrcoef_cases():
         numpy.cov(sp.array(ref((2, 3, 4))))
     with pytest.raises(ValueError):
         numpy.cov(x, ddof=1.5)
+
+
+@pytest.mark.parametrize(
+    "k,n,kind", [(40, 7, "f8"), (33, 5, "c16"), (12, 30, "f4"), (1, 9, "f8"), (9, 1, "f8")], ids=str
+)
+def test_corrcoef_stays_distributed(k, n, kind):
+    # k variables of n samples: the k x k result as cov lays it out, never gathered (the
+    # bytes moved stay under the result's own size), NumPy's values (the distributed
+    # product's rounding, as cov), NaN where a variable is constant, 0-d for one variable.
+    a = ref((k, n), numpy.dtype(kind))
+    if k > 3:
+        a[2] = 1.5  # a constant row: its standard deviation is 0, its row and column NaN
+    x = sp.array(a)
+    with numpy.errstate(divide="ignore", invalid="ignore"):
+        exp = numpy.corrcoef(a)
+        with sp.comm_stats() as c:
+            numpy.cov(x)
+        with sp.comm_stats() as s:
+            got = numpy.corrcoef(x)
+    tol = {"rtol": 1e-5, "atol": 1e-6} if kind == "f4" else {}
+    assert_eq(got, exp, **tol)
+    assert got.dtype == exp.dtype and numpy.shape(got) == exp.shape
+    if k > 1 and world()[1] > 1:
+        # Beyond cov's own traffic: the diagonal's k values and a few flags, not the k x k result.
+        extra = s.collective_bytes + s.bytes_sent - c.collective_bytes - c.bytes_sent
+        assert extra <= 2 * k * exp.dtype.itemsize + 64, (extra, s, c)
+        assert not is_whole(got._st.layout)  # split over the ranks, not held whole by each
+    with numpy.errstate(divide="ignore", invalid="ignore"):
+        assert_eq(numpy.corrcoef(x.T, rowvar=False), numpy.corrcoef(a.T, rowvar=False), **tol)
+        if kind != "f4":
+            y = ref((n,), numpy.dtype(kind), seed=4)
+            assert_eq(numpy.corrcoef(x, sp.array(y)), numpy.corrcoef(a, y))
+            assert_eq(
+                numpy.corrcoef(x, dtype=numpy.float32), numpy.corrcoef(a, dtype=numpy.float32), rtol=1e-5, atol=1e-6
+            )
 
 
 @pytest.mark.parametrize("n,m", [(23, 3), (23, 4), (9, 9), (5, 8), (40, 1), (2, 7)], ids=str)

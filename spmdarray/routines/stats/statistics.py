@@ -12,7 +12,7 @@ whose names are re-exported here, where they were first defined.
   bin edges every rank computes identically, then add the counts in rank
   order: the bins are replicated (small) (:mod:`spmdarray.routines.stats.histograms`).
 * ``cov``/``corrcoef`` use the distributed matrix product; the ``k x k``
-  result is replicated.
+  result stays distributed as the product lays it out (nothing gathered).
 * ``convolve``/``correlate`` read ``len(v) - 1`` ghost cells from the next
   rank; the short kernel is replicated.
 """
@@ -330,24 +330,29 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     return c.squeeze()
 
 
-@implements(np.corrcoef, replicated=True)
+@implements(np.corrcoef)
 def corrcoef(x, y=None, rowvar=True, *, dtype=None):
-    """Distributed ``numpy.corrcoef`` (through ``cov``).  Collective.  The result is replicated."""
-    c = np.asarray(cov(x, y, rowvar, dtype=dtype))
-    ctx = _ctx(*(v for v in (x, y) if v is not None))
+    """Distributed ``numpy.corrcoef``: ``cov`` scaled by the standard deviations.  Collective.
+
+    NumPy's own steps on the distributed covariance: its diagonal (``k``
+    elements), then two in-place divisions and the clipping of the real (and
+    imaginary) part to ``[-1, 1]``.  The ``k x k`` result stays distributed as
+    ``cov`` lays it out: nothing is gathered.
+    """
+    c = cov(x, y, rowvar, dtype=dtype)
     try:
         d = np.diag(c)
-    except ValueError:
+    except ValueError:  # a 0-d covariance: NaN for NaN, inf or 0, else 1 (NumPy's ``c / c``)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return _rep(ctx, c / c)
+            return c / c
     stddev = np.sqrt(d.real)
     with np.errstate(divide="ignore", invalid="ignore"):
-        c = c / stddev[:, None]
-        c = c / stddev[None, :]
+        c /= stddev[:, None]
+        c /= stddev[None, :]
     np.clip(c.real, -1, 1, out=c.real)
     if np.iscomplexobj(c):
         np.clip(c.imag, -1, 1, out=c.imag)
-    return _rep(ctx, c)
+    return c
 
 
 # ------------------------------------------------------------- convolution
