@@ -107,6 +107,34 @@ def test_a_view_on_one_rank_only_keeps_it_replicated_on_every_rank():
         assert_eq(x, d[:, :, 1], exact=True)
 
 
+@pytest.mark.parametrize("share", ["view_dtype", "real", "reshaped", "local_on_one_rank"])
+def test_memory_shared_with_another_storage_keeps_it_replicated(share):
+    # Another storage over the same memory (``x.view(dtype)``, ``x.real``, an in-place
+    # reshape), or the program holding the block on one rank (``x.local``): a new allocation
+    # would leave it behind, so every rank agrees to assign in place and it sees the values.
+    rank, size = world()
+    d = ref((6, 5, 2), float, 8)
+    with sp.config.set(replicate_below=40):  # x replicated, the 6 x 5 x 2 value split
+        sd = sp.array(d)
+        x = sp.zeros((6, 5), complex if share == "real" else float)
+        if share == "view_dtype":
+            other = x.view(numpy.float64)
+        elif share == "real":
+            other = x.real
+        elif share == "reshaped":
+            other = x[...]
+            other.shape = 30
+        else:
+            other = x.local if rank == size - 1 else None
+        value = sd[:, :, 1] if share != "real" else sd[:, :, 1].astype(complex)
+        x[...] = value
+        assert x._layout.dims == (size,)  # assigned in place on every rank
+        assert_eq(x, d[:, :, 1].astype(x.dtype), exact=True)
+        if other is not None:
+            expected = d[:, :, 1].reshape(30) if share == "reshaped" else d[:, :, 1]
+            assert_eq(other if share != "local_on_one_rank" else numpy.asarray(other), expected, exact=True)
+
+
 @pytest.mark.parametrize(
     "make, key",
     [

@@ -58,7 +58,7 @@ def takes_layout(x, key, value) -> bool:
 
     Collective: every rank decides alike from the layouts, then agrees (one
     ``allreduce`` of one integer) that no rank has another holder of ``x``'s
-    storage or a message in flight into it.
+    storage or of its memory, or a message in flight into it.
     """
     s = x._s
     if (
@@ -82,8 +82,11 @@ def takes_layout(x, key, value) -> bool:
         or not _spread(value._layout)
     ):
         return False
-    # Holders of the storage besides the local ``s``: ``x`` alone is one.
-    alone = sys.getrefcount(s) - LOCAL <= 1 and not s.flights and not (READERS and id(s) in READERS)
+    # Holders of the storage besides the local ``s``: ``x`` alone is one.  An exposed storage
+    # shares its memory (``view(dtype)``, ``.real``, an in-place reshape, ``x.local`` held by the
+    # program): a new allocation would leave the other holder of the memory behind.  (Agreed
+    # below with the rest: a rank may have exposed it alone, ``x.local`` on one rank.)
+    alone = sys.getrefcount(s) - LOCAL <= 1 and not s.flights and not (READERS and id(s) in READERS) and not s.exposed
     if allreduce_max(s.ctx, (0 if alone else 1,))[0]:
         return False  # another array holds the storage on some rank: assigned in place, as before
     y = value.copy()  # this rank's block of the value, in its layout (no message)
