@@ -129,10 +129,12 @@ def set_shape(x, newshape):
     As NumPy: a size mismatch raises ``ValueError``, and a shape NumPy could
     not give ``x`` without a copy (by its strides over a C-ordered base)
     raises ``AttributeError``.  Adding or removing length-1 axes keeps the
-    storage.  Another shape moves the data to the balanced layout of the new
-    shape; that is NumPy's in-place change only if no other array shares the
-    elements, so when one does (on any rank), ``AttributeError`` says to use
-    ``x = x.reshape(newshape)``.
+    storage.  An array every rank holds whole (replicated, or on one rank)
+    becomes NumPy's reshaped view of the same memory: every other view still
+    aliases it, and nothing is sent.  For a split array another shape moves the
+    data to the balanced layout of the new shape; that is NumPy's in-place
+    change only if no other array shares the elements, so when one does (on
+    any rank), ``AttributeError`` says to use ``x = x.reshape(newshape)``.
     """
     if isinstance(newshape, (int, np.integer)):
         newshape = (int(newshape),)
@@ -144,6 +146,9 @@ def set_shape(x, newshape):
         raise AttributeError(_IN_PLACE) from None
     if [n for n in shape if n != 1] == [n for n in x.shape if n != 1]:
         return reshape(x, shape)
+    aliased = _aliased_reshape(x, shape)
+    if aliased is not None:
+        return aliased
     ctx = x._st.ctx  # evaluates a deferred value first
     if any(allgather_object(ctx, _shares_elements(x))):
         raise AttributeError(
@@ -152,6 +157,45 @@ def set_shape(x, newshape):
             "Use x = x.reshape(newshape) (a copy), or drop the other views first"
         )
     return _reshape_copy(x, shape)
+
+
+def _aliased_reshape(x, shape: tuple[int, ...]):
+    """``x.shape = shape`` for an array every rank holds whole (replicated, or on one rank) on
+    the host, read straight from its allocation: NumPy's own in-place reshape of this rank's
+    copy, made the allocation of a new storage over the same memory.  Every other array on
+    ``x``'s storage still aliases ``x``, as in NumPy: nothing is copied, nothing sent, and no
+    other view needs finding.  None where this does not apply (the caller moves the data).
+
+    Not collective: every rank holds the same copy and decides alike.  Deferred values that
+    read the storage are computed first, and both storages are marked exposed (as
+    ``x.real``'s is): a deferred value reading either is computed at once, since a write
+    through one is not seen by the other's deferred readers.
+    """
+    st = x._st  # (evaluates a deferred ``x`` first)
+    if (
+        type(st) is not Storage
+        or st.be.is_device
+        or st.copies is not None  # (element copies kept by version: only one storage would see a write)
+        or not (is_whole(st.layout) or st.ctx.size == 1)
+    ):
+        return None
+    v = whole_copy(x)
+    if v is None or not v.flags.c_contiguous:
+        return None
+    nv = v.view()
+    try:
+        nv.shape = shape  # NumPy's rule; a view of the same memory
+    except AttributeError:
+        return None
+    st.stored(x)  # deferred readers computed, pending writes into it done
+    ctx = st.ctx
+    lay = Layout.replicated(shape, ctx.size) if is_whole(st.layout) else Layout.balanced(shape, ctx.size)
+    new = Storage(ctx, lay, st.dtype, ghost=(0,) * len(shape), alloc=nv)
+    if new.copies is not None:
+        return None
+    new.flights = st.flights  # one memory: what is in flight into one is in flight into both
+    st.exposed = new.exposed = True
+    return ndarray._new(new, None)
 
 
 def _strides(x) -> list[int]:
