@@ -122,6 +122,8 @@ def test_memory_shared_with_another_storage_keeps_it_replicated(share):
         elif share == "real":
             other = x.real
         elif share == "reshaped":
+            if x._st.be.is_device:
+                pytest.skip("device blocks are not reshaped in place over their memory")
             other = x[...]
             other.shape = 30
         else:
