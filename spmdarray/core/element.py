@@ -147,7 +147,7 @@ def _copy(st, vmap: ViewMap) -> list:
     size = math.prod(vmap.shape)
     while copies and sum(v[1].size for v in copies.values()) + size > 2 * _BATCH:
         give(copies.pop(next(iter(copies))))  # the oldest, past the elements a storage keeps
-    arr = gather_view(st, vmap, view_layout(st.layout, vmap), take(vmap.shape, st.dtype) if size else None)
+    arr = gather_view(st, vmap, view_layout(st.layout, vmap), take(vmap.shape, st.dtype))  # (None under MIN_BYTES)
     e = copies[vmap] = [st.version, arr, False]
     return e
 
