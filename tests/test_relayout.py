@@ -71,6 +71,23 @@ def test_the_array_takes_the_values_layout():
         assert_eq(x, e, exact=True)
 
 
+def test_a_deferred_value_takes_the_values_layout():
+    """A split slab's fused value (deferred) overwriting a replicated array: computed on its own
+    layout (no message), then taken as a stored one.  (It raised AttributeError at 2+ ranks.)"""
+    d = ref((10, 8, 3), float, 4)
+    with sp.config.set(replicate_below=100, fuse_min_size=0):
+        sd = sp.array(d)
+        x = sp.empty((10, 8))
+        v = sd[:, :, 1] * 2.0 - sd[:, :, 2]
+        x[:] = v
+        x[...] = sd[:, :, 0] + 1.0
+        e = d[:, :, 0] + 1.0
+        assert_eq(x, e, exact=True)
+        if _split(sd):
+            assert x._layout == v._layout
+        assert_eq(v, d[:, :, 1] * 2.0 - d[:, :, 2], exact=True)
+
+
 @pytest.mark.parametrize("key", [slice(None), Ellipsis, (slice(None), slice(None)), (Ellipsis, slice(None))])
 def test_keys_that_cover_the_array(key):
     d = ref((6, 5, 2), float, 4)

@@ -72,14 +72,13 @@ def takes_layout(x, key, value) -> bool:
         or not _covers_all(key, len(x._map.shape))
     ):
         return False
-    vs = value._s
     if (
-        vs.ctx is not s.ctx
-        or vs.be.is_device
+        value._s.ctx is not s.ctx
         or value.dtype != s.dtype
         or value.shape != x._map.shape
         or value._map.broadcast_axes
         or not _spread(value._layout)
+        or value._st.be.is_device  # (``_st``: a deferred value is computed, on its own layout: no message)
     ):
         return False
     # Holders of the storage besides the local ``s``: ``x`` alone is one.  An exposed storage
