@@ -155,6 +155,19 @@ FIELDS: dict[str, Field] = {
     "fuse_min_size": _F(
         1 << 14, "SPMDARRAY_FUSE_MIN_SIZE", int, True, "Operations with fewer elements run eagerly.", "fusion"
     ),
+    "fuse_replicated_min": _F(
+        0,
+        "SPMDARRAY_FUSE_REPLICATED_MIN",
+        int,
+        True,
+        "Elementwise operations on replicated arrays (below ``replicate_below``) with at least this many "
+        "elements (and at least ``fuse_min_size``) are deferred and fused, as on split arrays, each rank "
+        "computing the whole result in one kernel; smaller ones run NumPy's own calls. Element and slice "
+        "reads stay NumPy's indexing either way. 0 (the default): never fuse replicated arrays. Chains of "
+        "elementwise statements gain (a 400 x 400 shallow-water step 2.3 x faster at 100000); programs of "
+        "single operations and reductions lose (the fuser's overhead, about 40 us an operation).",
+        "fusion",
+    ),
     "fuse_defer_writes": _F(
         True,
         "SPMDARRAY_FUSE_DEFER_WRITES",

@@ -32,6 +32,7 @@ from spmdarray.core.whole import (
     NUMBERS,
     NUMPY_SCALARS,
     SLOW,
+    fuses,
     getitem,
     index_by,
     lazy_view,
@@ -293,10 +294,13 @@ class ndarray(OperatorsMixin, InteropMixin, SerialMixin, ValuesMixin):  # noqa: 
                 if r.ndim:
                     c = self._loc
                     if c[2] and c[0] == id(self._s):
-                        # A replicated array (on the lane whatever its size): ``lazy_view``, inline.
+                        # A replicated array (on the lane for indexing whatever its size): ``lazy_view``, inline.
                         out = _new_object(ndarray)
                         out._s = self._s
-                        out._loc = (c[0], r, True, r)
+                        # (``_on_lane``: a view large enough for the fuser keeps its copy for indexing only)
+                        m = config.fuse_replicated_min
+                        lane = not m or r.size < m or not fuses(r.size, True)
+                        out._loc = (c[0], r if lane else None, True, r)
                         p = self._pend  # (at most one unmade view between a view and a made map)
                         parent = self._map if p is None or p[3] or type(p[0]) is ndarray else self
                         out._pend = (parent, key, r.shape, False)

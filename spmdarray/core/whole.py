@@ -14,9 +14,10 @@ on the array together with the storage it was taken from, or None where the
 lane does not apply: a split array on several ranks (or on one rank, one
 whose block the program holds: ``from_local``), a deferred value, a device
 block, a 0-d array, a split array the fuser would defer (``config.fuse`` and
-at least ``config.fuse_min_size`` elements; a replicated array is small
-enough that NumPy's own calls beat a fused kernel's overhead), and
-everything while ``config.whole_lane`` is off.  On one rank every array is
+at least ``config.fuse_min_size`` elements), a replicated array of at least
+``config.fuse_replicated_min`` elements as well (below it NumPy's own calls
+beat a fused kernel's overhead; :func:`fuses`), whose copy is kept for
+indexing only, and everything while ``config.whole_lane`` is off.  On one rank every array is
 whole, so the lane takes the small arrays of a one-rank run too.
 :func:`wrap` makes the spmdarray array of NumPy's new result.  Nothing here
 is collective: every rank holds the same copies and makes the same calls.
@@ -101,7 +102,7 @@ def local(x) -> np.ndarray | None:
             v = None  # not kept: a copy held here would stop the engine reusing a temporary
         c = x._loc = (id(x._s), v, rep, v)
     if v is None or not config.whole_lane or not c[2] and config.fuse and v.size >= config.fuse_min_size:
-        return None  # (``_on_lane``, inline: asked for every operand)
+        return None  # (``_on_lane``, inline: asked for every operand; a replicated copy kept is on the lane)
     return v
 
 
@@ -143,9 +144,22 @@ def _held(x) -> np.ndarray | None:
 
 def _on_lane(size: int, replicated: bool) -> bool:
     """Whether an array of ``size`` elements takes the lane under the settings now: not while
-    ``config.whole_lane`` is off, nor, unless it is replicated (small, so NumPy's own calls
-    beat a fused kernel's overhead), when the fuser defers operations on arrays that large."""
-    return config.whole_lane and (replicated or not (config.fuse and size >= config.fuse_min_size))
+    ``config.whole_lane`` is off, nor when the fuser defers operations on arrays that large
+    (:func:`fuses`)."""
+    return config.whole_lane and not fuses(size, replicated)
+
+
+def fuses(size: int, replicated) -> bool:
+    """Whether the fuser defers elementwise operations on an array of ``size`` elements: at
+    least ``config.fuse_min_size`` elements, and for a replicated array also at least
+    ``config.fuse_replicated_min`` (0: never), below which NumPy's own calls beat a fused
+    kernel's overhead (about 40 us an operation).  Not collective."""
+    if not config.fuse or size < config.fuse_min_size:
+        return False
+    if not replicated:
+        return True
+    m = config.fuse_replicated_min
+    return 0 < m <= size
 
 
 def reread(x) -> np.ndarray | None:
@@ -341,7 +355,7 @@ def lazy_view(x, key, r):
     out = object.__new__(_ARRAY)
     out._s = s
     # (``_on_lane``, inline; a view too large for the lane keeps its copy for indexing)
-    lane = rep or not (config.fuse and r.size >= config.fuse_min_size)
+    lane = rep and not config.fuse_replicated_min or not fuses(r.size, rep)
     out._loc = (id(s), r if lane else None, rep, r)
     p = x._pend
     if p is None or p[3]:
@@ -683,7 +697,9 @@ def wrap(ctx, be, res):
     out._map = vmap
     out._lay = vlay
     out._pend = None
-    out._loc = (id(st), res, rep, res) if rep or not (config.fuse and size >= config.fuse_min_size) else None
+    m = config.fuse_replicated_min
+    lane = rep and (not m or size < m) or not fuses(size, rep)
+    out._loc = (id(st), res, rep, res) if lane else None  # (``_on_lane``: the usual case inline)
     return out
 
 
