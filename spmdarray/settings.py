@@ -165,7 +165,7 @@ FIELDS: dict[str, Field] = {
         "computing the whole result in one kernel; smaller ones run NumPy's own calls. Element and slice "
         "reads stay NumPy's indexing either way. 0 (the default): never fuse replicated arrays. Chains of "
         "elementwise statements gain (a 400 x 400 shallow-water step 2.3 x faster at 100000); programs of "
-        "single operations and reductions lose (the fuser's overhead, about 40 us an operation).",
+        "single operations and reductions lose (the fuser's overhead, about 45 us an operation).",
         "fusion",
     ),
     "fuse_defer_writes": _F(

@@ -153,7 +153,7 @@ def fuses(size: int, replicated) -> bool:
     """Whether the fuser defers elementwise operations on an array of ``size`` elements: at
     least ``config.fuse_min_size`` elements, and for a replicated array also at least
     ``config.fuse_replicated_min`` (0: never), below which NumPy's own calls beat a fused
-    kernel's overhead (about 40 us an operation).  Not collective."""
+    kernel's overhead (about 45 us to record an operation).  Not collective."""
     if not config.fuse or size < config.fuse_min_size:
         return False
     if not replicated:
