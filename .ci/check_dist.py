@@ -11,7 +11,10 @@ copy of the files git sees, as a clean clone has them); ``DIST`` holds the one
 The packages of the source tree are every folder under ``spmdarray/`` that holds a
 ``.py`` file, and every folder that setup.cfg's ``package_dir`` maps into ``spmdarray``
 (``spmdarray.comm = comm``), with their subfolders.  The wheel must hold each of them
-with all of its files, and nothing besides them and its ``.dist-info``.  The sdist must
+with all of its files, and nothing besides them and its ``.dist-info``, except one compiled
+module (``name.cpython-311-x86_64-linux-gnu.so``) for each C source ``name.c``, which it must
+hold too (the extension is optional in setup.py, so that a machine without a compiler
+still installs; here, where the wheel is tested, it must have been built).  The sdist must
 hold the same source files and what a build reads: pyproject.toml, setup.py, setup.cfg
 and the files setup.cfg names with ``file:``.  Each problem is one line on stderr, and
 the exit status is 1.
@@ -108,7 +111,15 @@ def check_wheel(wheel, expected, problems):
             continue  # reported with its package
         data = "" if path.endswith(".py") else " (a data file: add it to package_data in setup.cfg)"
         problems.append(f"wheel: {path} (from {expected[path]}) is missing{data}")
-    for path in sorted(content - set(expected)):
+    compiled = {p for p in content - set(expected) if p.endswith((".so", ".pyd"))}
+    matched = set()
+    for path in sorted(p for p in expected if p.endswith(".c")):
+        stem = path[: -len(".c")]
+        built = {p for p in compiled if p.startswith(stem + ".") and "/" not in p[len(stem) :]}
+        if not built:
+            problems.append(f"wheel: {path} was not compiled (no {stem}.*.so: see the extension's build output)")
+        matched |= built
+    for path in sorted(content - set(expected) - matched):
         problems.append(f"wheel: {path} is not in the source tree it was built from")
 
 

@@ -105,6 +105,16 @@ FIELDS: dict[str, Field] = {
         "call on each rank's copy, skipping the distributed engine. Off: the engine takes them (same results).",
         "layout",
     ),
+    "lane_extension": _F(
+        True,
+        "SPMDARRAY_LANE_EXTENSION",
+        _flag,
+        False,
+        "Use the compiled lane (``spmdarray.core._lane``, built with the wheel): the usual case of wrapping "
+        "NumPy's result and of a binary operator on arrays every rank holds whole, in C, with the same results "
+        "as the Python lane. Read when spmdarray is imported. Off, or not built: the Python lane alone.",
+        "layout",
+    ),
     "reduce_gather_bytes": _F(
         16 << 20,
         None,

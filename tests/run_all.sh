@@ -7,8 +7,8 @@
 # wheel: a stencil at 1 and 2 ranks, then the whole suite serially and under mpiexec
 # at 2 ranks.  Then, in the checkout's .venv (pip install -e .): the scaling suite's
 # communication figures, the suite at 3 and 4 ranks (tests/decomposition is pure
-# math: serial only), at 2 ranks with every elementwise chain fused, then
-# on the emulated device backend at 1 and 2 ranks, the examples, and last the HDF5
+# math: serial only), at 2 ranks with every elementwise chain fused, serially with the
+# Python lane alone (the compiled one off), then on the emulated device backend at 1 and 2 ranks, the examples, and last the HDF5
 # I/O tests on the parallel-HDF5 path (.venv-phdf5: h5py built against Debian's
 # MPI-enabled HDF5; made by .ci/phdf5.sh, skipped without it unless CI=true).
 # Then the other configurations (one function each, step_*):
@@ -162,6 +162,14 @@ SPMDARRAY_FUSE_MIN_SIZE=0 timeout --signal=KILL "${SPMDARRAY_MPI_TIMEOUT:-600}" 
     python -m pytest -q -x --with-mpi tests --ignore=tests/decomposition || rc=$?
 [ "$rc" -ne 137 ] || fail "pytest with fusion forced timed out (deadlock?) at 2 ranks"
 [ "$rc" -eq 0 ] || fail "pytest with fusion forced at 2 ranks (exit code $rc)"
+
+# The compiled lane (spmdarray/core/_lane.c) computes the usual case of the whole-array
+# lane; the Python lane is the reference and takes every other case.  Run the suite once
+# with the Python lane alone, so that it stays correct on its own (an install without a
+# C compiler runs it).
+banner "pytest with the Python lane alone (SPMDARRAY_LANE_EXTENSION=0), serial"
+SPMDARRAY_LANE_EXTENSION=0 python -m pytest -q -x --with-mpi tests --ignore=tests/test_scaling_comm.py \
+    || fail "pytest with the Python lane alone (SPMDARRAY_LANE_EXTENSION=0)"
 
 # The GPU code paths without a GPU: CuPy's interface over NumPy (tests/fake_cupy.py),
 # which refuses implicit host conversion as CuPy does; halos are staged through

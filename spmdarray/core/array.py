@@ -20,7 +20,7 @@ from spmdarray.core.conversion import gather, text
 from spmdarray.core.element import NOT_ELEMENT, read_at, write_at
 from spmdarray.core.interop import InteropMixin
 from spmdarray.core.methods import _field_error, _mirror_method, _MissingMethod, _perm, resized
-from spmdarray.core.operators import OperatorsMixin, calibrate
+from spmdarray.core.operators import MIN_ELIDE_BYTES, OperatorsMixin, calibrate
 from spmdarray.core.registry import ops
 from spmdarray.core.relayout import takes_layout
 from spmdarray.core.serial import SerialMixin
@@ -29,6 +29,7 @@ from spmdarray.core.thunk import READERS
 from spmdarray.core.values import ValuesMixin
 from spmdarray.core.viewcache import view_of_key
 from spmdarray.core.whole import (
+    LANE,
     NUMBERS,
     NUMPY_SCALARS,
     SLOW,
@@ -53,6 +54,11 @@ __all__ = ["ndarray"]
 
 _NDARRAY = np.ndarray
 _new_object = object.__new__
+#: The compiled lane's ``__getitem__``, ``__setitem__`` and ``__array_ufunc__`` cases (None: the
+#: Python lane alone).
+_GETITEM_C = None if LANE is None else LANE.getitem
+_UFUNC_C = None if LANE is None else LANE.array_ufunc
+_SETITEM_C = None if LANE is None else LANE.setitem
 
 
 class ndarray(OperatorsMixin, InteropMixin, SerialMixin, ValuesMixin):  # noqa: N801 - NumPy's name
@@ -231,6 +237,8 @@ class ndarray(OperatorsMixin, InteropMixin, SerialMixin, ValuesMixin):  # noqa: 
 
     # ------------------------------------------------------------- numpy
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if _UFUNC_C is not None and (r := _UFUNC_C(self, ufunc, method, inputs, kwargs)) is not SLOW:
+            return r  # the NumPy scalar case below, compiled (``spmdarray.core._lane``)
         if len(inputs) == 2 and method == "__call__" and not kwargs:
             # A NumPy scalar (or the 0-d array NumPy's scalar comparisons make of it) and a
             # array on the lane (``alpha * A[i, k] * A[:i, k]``: NumPy's scalar operators call the
@@ -267,6 +275,8 @@ class ndarray(OperatorsMixin, InteropMixin, SerialMixin, ValuesMixin):  # noqa: 
 
     # ----------------------------------------------------------- indexing
     def __getitem__(self, key):
+        if _GETITEM_C is not None and (r := _GETITEM_C(self, key)) is not SLOW:
+            return r  # a replicated array's plain-key case below, compiled (``spmdarray.core._lane``)
         c = self._loc
         if c is not None and c[0] == id(self._s) and (c[3] is not None or c[2] is None):  # (``whole_copy``, inline)
             v = c[3] if config.whole_lane else None  # (None where this rank does not hold all of it)
@@ -329,6 +339,8 @@ class ndarray(OperatorsMixin, InteropMixin, SerialMixin, ValuesMixin):  # noqa: 
         return view._scalar() if scalar else view
 
     def __setitem__(self, key, value) -> None:
+        if _SETITEM_C is not None and _SETITEM_C(self, key, value) is not SLOW:
+            return  # a number into a replicated array, below, compiled (``spmdarray.core._lane``)
         tv = type(value)
         tk = type(key)
         if tv in NUMBERS and (tk is tuple or tk is int or tk is slice):
@@ -781,4 +793,4 @@ def _red(name, x, axis, dtype, out, keepdims, **kw):
 
 
 calibrate(ndarray)
-register(ndarray)
+register(ndarray, MIN_ELIDE_BYTES)

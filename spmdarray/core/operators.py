@@ -27,7 +27,7 @@ import numpy as np
 from spmdarray.core.refs import ATTRIBUTE, LOCAL
 from spmdarray.core.registry import ops
 from spmdarray.core.thunk import READERS
-from spmdarray.core.whole import NUMPY_SCALARS, SLOW, local, operand, reread, wrap, writable, written
+from spmdarray.core.whole import LANE, NUMPY_SCALARS, SLOW, local, operand, reread, wrap, writable, written
 from spmdarray.settings import config
 
 __all__ = ["OperatorsMixin"]
@@ -273,12 +273,19 @@ def _scalar_power(x, e):
     return None
 
 
+#: The compiled lane test of ``op`` and ``rop`` below (None: the Python lane alone).
+_BINARY_C = None if LANE is None else LANE.binary
+_INPLACE_C = None if LANE is None else LANE.inplace
+
+
 def _binary(name: str, ufunc):
     power = name == "pow"  # (decided once: the other operators pay one flag test)
 
     def op(self, other):
         if power and (u := _scalar_power(self, other)) is not None:
             return _POWER_OPS[u](self)
+        if _BINARY_C is not None and (r := _BINARY_C(ufunc, self, other, False)) is not SLOW:
+            return r  # the usual case of the lane below, compiled (``spmdarray.core._lane``)
         c = self._loc
         # (``local``, inline for a replicated array: on the lane whatever its size; no local
         # holds the storage on the way to ``_apply``, whose temporary reuse counts its references)
@@ -307,6 +314,8 @@ def _binary(name: str, ufunc):
         return _apply(ufunc, self, other, "l")
 
     def rop(self, other):
+        if _BINARY_C is not None and (r := _BINARY_C(ufunc, self, other, True)) is not SLOW:
+            return r  # (as ``op``)
         c = self._loc
         v = c[1] if c is not None and c[0] == id(self._s) and c[2] and config.whole_lane else local(self)
         if v is None and self._loc[2] is None:
@@ -332,6 +341,8 @@ def _binary(name: str, ufunc):
             else:
                 ops.elementwise(u, (self,), out=(self,))
             return self
+        if _INPLACE_C is not None and _INPLACE_C(ufunc, self, other) is not SLOW:
+            return self  # the usual case of the lane below, compiled
         v = writable(self)
         if v is not None:
             d = other._loc if type(other) is type(self) else None  # (``operand``, inline for a replicated array)

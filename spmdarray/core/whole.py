@@ -74,10 +74,14 @@ _KINDS: dict = {}
 _BY_DTYPE: dict = {}
 
 
-def register(cls) -> None:
-    """Record the ``ndarray`` class the lane makes.  Not collective."""
+def register(cls, min_elide_bytes: int) -> None:
+    """Record the ``ndarray`` class the lane makes, and the size from which the operators
+    try NumPy's temporary elision (their own lane, not the compiled one, then decides).
+    Not collective."""
     global _ARRAY
     _ARRAY = cls
+    if LANE is not None:
+        LANE.register(cls, min_elide_bytes)
 
 
 def local(x) -> np.ndarray | None:
@@ -648,6 +652,10 @@ _VIEW_LAYOUTS: dict = {}
 def wrap(ctx, be, res):
     """The spmdarray array of NumPy's result ``res``, computed alike on every rank.
 
+    (:data:`LANE` ``.wrap`` replaces this function, its usual case compiled, where
+    the extension is built and ``config.lane_extension`` is on at import; it calls
+    this one for every other case.)
+
     ``ctx`` and ``be``: the communicator context and (host) backend of the
     operands.  A scalar (NumPy's result of a 0-d operation) comes back as it
     is.  An array takes the layout a new array of its shape gets: replicated
@@ -735,3 +743,20 @@ def _split(ctx, res):
         out._block[...] = res[tuple(slice(lo, hi) for lo, hi in lay.block(ctx.rank))]
         return out
     return _ARRAY._new(st, None)
+
+
+#: The compiled lane (``spmdarray.core._lane``): :func:`wrap`'s usual case and the binary
+#: operators' lane test in C, exactly as the Python code here and in
+#: :mod:`spmdarray.core.operators` computes them, which stays the reference and takes every
+#: other case.  None where the extension was not built (a source tree without a C
+#: compiler) or ``config.lane_extension`` was off when this module was imported.
+LANE = None
+_py_wrap = wrap  # (the Python wrap, whichever :func:`wrap` is below)
+if config.lane_extension:
+    try:
+        from spmdarray.core import _lane as LANE  # noqa: N812 - a module used as a constant
+    except ImportError:
+        LANE = None
+if LANE is not None:
+    LANE.init(Storage, np.ndarray, _KINDS, config, wrap, NUMPY_SCALARS, SLOW, READERS, NUMBERS)
+    wrap = LANE.wrap  # noqa: F811 - the compiled wrap (it calls the Python one above for the rest)

@@ -1,0 +1,638 @@
+/* The whole-array lane's hot paths in C: wrapping NumPy's result of an operation on
+ * arrays every rank holds whole, and the binary operators' test for that case.
+ *
+ * Each function does exactly what the Python code of spmdarray.core.whole (wrap) and
+ * spmdarray.core.operators (the lane test of the binary operators) does in its usual
+ * case, and hands every other case to that Python code: a result of a shape not seen
+ * yet, a NumPy result that is not a C-contiguous array of its own, an array off the
+ * lane, an operand of another kind.  The Python code stays the reference; with
+ * SPMDARRAY_LANE_EXTENSION=0 (config.lane_extension) it runs alone, and the test suite
+ * runs both ways.  Nothing here is collective: the lane computes the same thing on
+ * every rank and sends nothing.
+ *
+ * The objects it makes are the Python classes' own (ndarray, Storage): allocated by
+ * their type and their __slots__ stored at the offsets of the slots' member
+ * descriptors, read once by init().
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+#ifndef Py_T_OBJECT_EX
+#define Py_T_OBJECT_EX T_OBJECT_EX
+#endif
+
+static PyTypeObject *ArrayType;   /* spmdarray.ndarray */
+static PyTypeObject *StorageType; /* spmdarray.core.storage.Storage */
+static PyTypeObject *NpArrayType; /* numpy.ndarray */
+static PyObject *Kinds;           /* whole._KINDS: shape -> kind tuple */
+static PyObject *Config;          /* spmdarray.settings.config */
+static PyObject *PyWrap;          /* whole.wrap, the reference and fallback */
+static PyObject *NumpyScalars;    /* frozenset of NumPy's scalar types */
+static PyObject *Slow;            /* whole.SLOW: "not done, take the Python path" */
+static PyObject *Readers;
+static PyObject *Numbers;         /* whole.NUMBERS: scalar types written into the copy by NumPy */         /* thunk.READERS: id of a storage -> deferred arrays reading it */
+static Py_ssize_t MinElide;       /* operators.MIN_ELIDE_BYTES */
+
+static Py_ssize_t a_s, a_map, a_lay, a_loc, a_pend;
+static Py_ssize_t s_ctx, s_be, s_layout, s_dtype, s_alloc, s_origin, s_ghost, s_version, s_halo_valid, s_views,
+    s_flights, s_exposed, s_copies;
+static Py_ssize_t c_whole_lane, c_replicate_below, c_fuse_replicated_min;
+
+static PyObject *str_shape, *str_dtype, *str_flags, *str_c_contiguous, *str_owndata, *str_writeable, *str_nbytes;
+static PyObject *zero, *one;
+
+#define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
+
+/* An entry point called with the wrong number of arguments raises TypeError. */
+#define EXPECT_ARGS(n, signature)                                                                                     \
+    if (nargs != (n)) {                                                                                              \
+        PyErr_Format(PyExc_TypeError, signature " takes %d arguments (%zd given)", (n), nargs);                     \
+        return NULL;                                                                                                 \
+    }
+
+static int quiet_storage(PyObject *x, PyObject *s);
+static int bump(PyObject *s);
+
+static int
+slot_offset(PyObject *cls, const char *name, Py_ssize_t *off)
+{
+    PyObject *d = PyObject_GetAttrString(cls, name);
+    if (d == NULL)
+        return -1;
+    if (!Py_IS_TYPE(d, &PyMemberDescr_Type) || ((PyMemberDescrObject *)d)->d_member->type != Py_T_OBJECT_EX) {
+        PyErr_Format(PyExc_TypeError, "spmdarray.core._lane: %R.%s is not a __slots__ member", cls, name);
+        Py_DECREF(d);
+        return -1;
+    }
+    *off = ((PyMemberDescrObject *)d)->d_member->offset;
+    Py_DECREF(d);
+    return 0;
+}
+
+/* Store a new reference to v in a fresh object's empty slot. */
+static inline void
+put(PyObject *o, Py_ssize_t off, PyObject *v)
+{
+    Py_INCREF(v);
+    SLOT(o, off) = v;
+}
+
+static PyObject *
+init(PyObject *self, PyObject *args)
+{
+    PyObject *storage, *nparray, *kinds, *config, *pywrap, *scalars, *slow, *readers, *numbers;
+    if (!PyArg_ParseTuple(args, "O!O!O!OOO!OO!O!", &PyType_Type, &storage, &PyType_Type, &nparray, &PyDict_Type,
+                          &kinds, &config, &pywrap, &PyFrozenSet_Type, &scalars, &slow, &PyDict_Type, &readers,
+                          &PyFrozenSet_Type, &numbers))
+        return NULL;
+    if (slot_offset(storage, "ctx", &s_ctx) || slot_offset(storage, "be", &s_be) ||
+        slot_offset(storage, "layout", &s_layout) || slot_offset(storage, "dtype", &s_dtype) ||
+        slot_offset(storage, "alloc", &s_alloc) || slot_offset(storage, "origin", &s_origin) ||
+        slot_offset(storage, "ghost", &s_ghost) || slot_offset(storage, "version", &s_version) ||
+        slot_offset(storage, "halo_valid", &s_halo_valid) || slot_offset(storage, "_views", &s_views) ||
+        slot_offset(storage, "flights", &s_flights) || slot_offset(storage, "exposed", &s_exposed) ||
+        slot_offset(storage, "copies", &s_copies))
+        return NULL;
+    PyObject *ctype = (PyObject *)Py_TYPE(config);
+    if (slot_offset(ctype, "whole_lane", &c_whole_lane) || slot_offset(ctype, "replicate_below", &c_replicate_below) ||
+        slot_offset(ctype, "fuse_replicated_min", &c_fuse_replicated_min))
+        return NULL;
+    Py_XSETREF(StorageType, (PyTypeObject *)Py_NewRef(storage));
+    Py_XSETREF(NpArrayType, (PyTypeObject *)Py_NewRef(nparray));
+    Py_XSETREF(Kinds, Py_NewRef(kinds));
+    Py_XSETREF(Config, Py_NewRef(config));
+    Py_XSETREF(PyWrap, Py_NewRef(pywrap));
+    Py_XSETREF(NumpyScalars, Py_NewRef(scalars));
+    Py_XSETREF(Slow, Py_NewRef(slow));
+    Py_XSETREF(Readers, Py_NewRef(readers));
+    Py_XSETREF(Numbers, Py_NewRef(numbers));
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+register_array(PyObject *self, PyObject *args)
+{
+    PyObject *array;
+    Py_ssize_t min_elide;
+    if (!PyArg_ParseTuple(args, "O!n", &PyType_Type, &array, &min_elide))
+        return NULL;
+    if (slot_offset(array, "_s", &a_s) || slot_offset(array, "_map", &a_map) || slot_offset(array, "_lay", &a_lay) ||
+        slot_offset(array, "_loc", &a_loc) || slot_offset(array, "_pend", &a_pend))
+        return NULL;
+    Py_XSETREF(ArrayType, (PyTypeObject *)Py_NewRef(array));
+    MinElide = min_elide;
+    Py_RETURN_NONE;
+}
+
+/* Whether a and b are equal: identical, or == (an error counts as not equal). */
+static int
+same(PyObject *a, PyObject *b)
+{
+    if (a == b)
+        return 1;
+    int r = PyObject_RichCompareBool(a, b, Py_EQ);
+    if (r < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    return r;
+}
+
+static int
+true_attr(PyObject *o, PyObject *name)
+{
+    PyObject *v = PyObject_GetAttr(o, name);
+    if (v == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    int r = v == Py_True;
+    Py_DECREF(v);
+    return r;
+}
+
+static PyObject *
+fallback(PyObject *ctx, PyObject *be, PyObject *res)
+{
+    PyObject *a[3] = {ctx, be, res};
+    return PyObject_Vectorcall(PyWrap, a, 3, NULL);
+}
+
+/* whole.wrap(ctx, be, res): its usual case here, every other in Python. */
+static PyObject *
+wrap_impl(PyObject *ctx, PyObject *be, PyObject *res)
+{
+    if (PyWrap == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "spmdarray.core._lane.wrap called before init()");
+        return NULL;
+    }
+    if (Py_TYPE(res) != NpArrayType || ArrayType == NULL)
+        return fallback(ctx, be, res);
+    PyObject *shape = PyObject_GetAttr(res, str_shape);
+    if (shape == NULL)
+        return NULL;
+    PyObject *kind = PyDict_GetItemWithError(Kinds, shape); /* borrowed */
+    Py_DECREF(shape);
+    if (kind == NULL) {
+        if (PyErr_Occurred())
+            return NULL;
+        return fallback(ctx, be, res);
+    }
+    if (!PyTuple_CheckExact(kind) || PyTuple_GET_SIZE(kind) != 11 || PyTuple_GET_ITEM(kind, 0) != ctx)
+        return fallback(ctx, be, res);
+    Py_INCREF(kind); /* (the dict may change in the comparisons below) */
+    PyObject *out = NULL;
+    PyObject *dtype = PyObject_GetAttr(res, str_dtype);
+    if (dtype == NULL)
+        goto done;
+    PyObject *geometry = PyTuple_GET_ITEM(kind, 6);
+    PyObject *rep = PyTuple_GET_ITEM(kind, 8);
+    PyObject *size = PyTuple_GET_ITEM(kind, 10);
+    PyObject *m = SLOT(Config, c_fuse_replicated_min);
+    PyObject *rb = SLOT(Config, c_replicate_below);
+    int ok = same(PyTuple_GET_ITEM(kind, 1), dtype) && rb != NULL && same(PyTuple_GET_ITEM(kind, 9), rb) &&
+             PyTuple_CheckExact(geometry) && PyTuple_GET_SIZE(geometry) == 4 &&
+             PyTuple_GET_ITEM(geometry, 3) == Py_None && rep == Py_True && m != NULL && PyLong_CheckExact(m) &&
+             PyLong_CheckExact(size);
+    if (ok) {
+        /* On the lane: ``rep and (not m or size < m)`` (the other cases ask ``fuses``). */
+        long mv = PyLong_AsLong(m);
+        ok = mv == 0 || (mv > 0 && PyLong_AsLong(size) < mv);
+        if (PyErr_Occurred()) {
+            PyErr_Clear();
+            ok = 0;
+        }
+    }
+    if (ok) {
+        PyObject *flags = PyObject_GetAttr(res, str_flags);
+        if (flags == NULL)
+            goto done;
+        ok = true_attr(flags, str_c_contiguous) && true_attr(flags, str_owndata) && true_attr(flags, str_writeable);
+        Py_DECREF(flags);
+    }
+    if (!ok) {
+        out = fallback(ctx, be, res);
+        goto done;
+    }
+    PyObject *views = PyDict_New(), *halo = PyDict_New(), *flights = PyList_New(0);
+    PyObject *copies = PyObject_IsTrue(PyTuple_GET_ITEM(kind, 7)) ? Py_NewRef(Py_None) : PyDict_New();
+    PyObject *st = StorageType->tp_alloc(StorageType, 0);
+    PyObject *o = ArrayType->tp_alloc(ArrayType, 0);
+    PyObject *id = st ? PyLong_FromVoidPtr(st) : NULL;
+    PyObject *loc = id ? PyTuple_Pack(4, id, res, rep, res) : NULL;
+    Py_XDECREF(id);
+    if (!views || !halo || !flights || !copies || !st || !o || !loc) {
+        Py_XDECREF(views);
+        Py_XDECREF(halo);
+        Py_XDECREF(flights);
+        Py_XDECREF(copies);
+        Py_XDECREF(st);
+        Py_XDECREF(o);
+        Py_XDECREF(loc);
+        goto done;
+    }
+    /* storage.adopt */
+    put(st, s_ctx, ctx);
+    put(st, s_be, be);
+    put(st, s_layout, PyTuple_GET_ITEM(kind, 3));
+    put(st, s_dtype, dtype);
+    put(st, s_version, zero);
+    SLOT(st, s_halo_valid) = halo;
+    SLOT(st, s_views) = views;
+    SLOT(st, s_flights) = flights;
+    put(st, s_exposed, Py_False);
+    put(st, s_ghost, PyTuple_GET_ITEM(geometry, 0));
+    put(st, s_origin, PyTuple_GET_ITEM(geometry, 2));
+    put(st, s_alloc, res);
+    SLOT(st, s_copies) = copies;
+    /* the array */
+    SLOT(o, a_s) = st;
+    put(o, a_map, PyTuple_GET_ITEM(kind, 4));
+    put(o, a_lay, PyTuple_GET_ITEM(kind, 5));
+    put(o, a_pend, Py_None);
+    SLOT(o, a_loc) = loc;
+    out = o;
+done:
+    Py_XDECREF(dtype);
+    Py_DECREF(kind);
+    return out;
+}
+
+static PyObject *
+wrap(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    EXPECT_ARGS(3, "wrap(ctx, be, res)")
+    return wrap_impl(args[0], args[1], args[2]);
+}
+
+/* Whether x is a spmdarray array and the lane is on (the extension initialised). */
+static inline int
+lane_ready(PyObject *x)
+{
+    return ArrayType != NULL && Config != NULL && Py_TYPE(x) == ArrayType && SLOT(Config, c_whole_lane) == Py_True;
+}
+
+/* x's copy on the lane (borrowed), as the binary operators read it inline: x._loc is
+ * (id of x._s, copy, True, ...) with x._s a Storage; else NULL. */
+static PyObject *
+lane_copy(PyObject *x)
+{
+    PyObject *c = SLOT(x, a_loc);
+    PyObject *s = SLOT(x, a_s);
+    if (c == NULL || s == NULL || !PyTuple_CheckExact(c) || PyTuple_GET_SIZE(c) != 4 || Py_TYPE(s) != StorageType)
+        return NULL;
+    PyObject *id = PyTuple_GET_ITEM(c, 0);
+    if (!PyLong_CheckExact(id) || PyLong_AsVoidPtr(id) != (void *)s) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *v = PyTuple_GET_ITEM(c, 1);
+    if (PyTuple_GET_ITEM(c, 2) != Py_True || Py_TYPE(v) != NpArrayType)
+        return NULL;
+    return v;
+}
+
+/* The lane's form of operand ``other`` (borrowed) for an operation on context ctx: a Python
+ * float or int, a NumPy scalar, or (``arrays``) the copy of an array on the lane; NULL with
+ * no error where the Python lane decides, NULL with an error set on a failure. */
+static PyObject *
+lane_operand(PyObject *other, PyObject *ctx, int arrays)
+{
+    PyTypeObject *t = Py_TYPE(other);
+    if (t == &PyFloat_Type || t == &PyLong_Type)
+        return other;
+    if (t == ArrayType) {
+        PyObject *o = arrays ? lane_copy(other) : NULL;
+        return o != NULL && SLOT(SLOT(other, a_s), s_ctx) == ctx ? o : NULL;
+    }
+    int r = PySet_Contains(NumpyScalars, (PyObject *)t);
+    return r > 0 ? other : NULL;
+}
+
+/* NumPy's ufunc(a, b), wrapped on the context and backend of storage s (self held meanwhile). */
+static PyObject *
+call_wrapped(PyObject *ufunc, PyObject *a, PyObject *b, PyObject *self, PyObject *s)
+{
+    Py_INCREF(self);
+    PyObject *call[2] = {a, b};
+    PyObject *res = PyObject_Vectorcall(ufunc, call, 2, NULL);
+    PyObject *out = NULL;
+    if (res != NULL) {
+        out = wrap_impl(SLOT(s, s_ctx), SLOT(s, s_be), res);
+        Py_DECREF(res);
+    }
+    Py_DECREF(self);
+    return out;
+}
+
+/* binary(ufunc, self, other, reflected): NumPy's ufunc on the copies of an array on the
+ * lane and a scalar or another array on the lane, wrapped; SLOW for every other case. */
+static PyObject *
+binary(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    EXPECT_ARGS(4, "binary(ufunc, self, other, reflected)")
+    PyObject *ufunc = args[0], *self = args[1], *other = args[2];
+    int reflected = PyObject_IsTrue(args[3]);
+    if (!lane_ready(self))
+        return Py_NewRef(Slow);
+    PyObject *v = lane_copy(self);
+    if (v == NULL)
+        return Py_NewRef(Slow);
+    PyObject *s = SLOT(self, a_s);
+    PyObject *ctx = SLOT(s, s_ctx);
+    PyObject *o = lane_operand(other, ctx, !reflected);
+    if (o == NULL)
+        return PyErr_Occurred() ? NULL : Py_NewRef(Slow);
+    /* A large copy may be a temporary whose allocation NumPy's elision would reuse: Python decides. */
+    PyObject *nb = PyObject_GetAttr(v, str_nbytes);
+    if (nb == NULL)
+        return NULL;
+    Py_ssize_t n = PyLong_AsSsize_t(nb);
+    Py_DECREF(nb);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (n >= MinElide)
+        return Py_NewRef(Slow);
+    return reflected ? call_wrapped(ufunc, o, v, self, s) : call_wrapped(ufunc, v, o, self, s);
+}
+
+/* Whether key is a Python int or slice, or a tuple of them (``A[i, :k]``). */
+static int
+plain_key(PyObject *key)
+{
+    PyTypeObject *t = Py_TYPE(key);
+    if (t == &PyLong_Type || t == &PySlice_Type)
+        return 1;
+    if (t != &PyTuple_Type)
+        return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(key); i++) {
+        PyTypeObject *u = Py_TYPE(PyTuple_GET_ITEM(key, i));
+        if (u != &PyLong_Type && u != &PySlice_Type)
+            return 0;
+    }
+    return 1;
+}
+
+/* getitem(self, key): ``ndarray.__getitem__`` of a replicated array with a key of Python
+ * integers and slices: NumPy's scalar, or a view whose map is made when first read; SLOW
+ * for every other case. */
+static PyObject *
+getitem(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    EXPECT_ARGS(2, "getitem(self, key)")
+    PyObject *self = args[0], *key = args[1];
+    if (!lane_ready(self))
+        return Py_NewRef(Slow);
+    PyObject *c = SLOT(self, a_loc);
+    PyObject *s = SLOT(self, a_s);
+    PyObject *m = SLOT(Config, c_fuse_replicated_min);
+    if (c == NULL || s == NULL || m == NULL || !PyTuple_CheckExact(c) || PyTuple_GET_SIZE(c) != 4)
+        return Py_NewRef(Slow);
+    PyObject *id = PyTuple_GET_ITEM(c, 0);
+    PyObject *v = PyTuple_GET_ITEM(c, 3);
+    if (!PyLong_CheckExact(id) || PyLong_AsVoidPtr(id) != (void *)s || PyTuple_GET_ITEM(c, 2) != Py_True ||
+        Py_TYPE(v) != NpArrayType || !PyLong_CheckExact(m) || !plain_key(key)) {
+        PyErr_Clear();
+        return Py_NewRef(Slow);
+    }
+    int m0 = PyObject_Not(m); /* (fuse_replicated_min 0: every view stays on the lane) */
+    if (m0 != 1) {
+        PyErr_Clear();
+        return Py_NewRef(Slow);
+    }
+    Py_INCREF(self);
+    Py_INCREF(v);
+    PyObject *out = NULL, *parent = NULL, *shape = NULL, *loc = NULL, *pend = NULL;
+    PyObject *r = PyObject_GetItem(v, key);
+    if (r == NULL || Py_TYPE(r) != NpArrayType) {
+        out = r; /* NumPy's scalar, or its IndexError */
+        goto done;
+    }
+    shape = PyObject_GetAttr(r, str_shape);
+    if (shape == NULL)
+        goto done;
+    if (!PyTuple_CheckExact(shape) || PyTuple_GET_SIZE(shape) == 0) {
+        out = Py_NewRef(Slow);
+        goto done;
+    }
+    PyObject *p = SLOT(self, a_pend);
+    if (p == NULL) {
+        out = Py_NewRef(Slow);
+        goto done;
+    }
+    if (p == Py_None || !PyTuple_CheckExact(p) || PyTuple_GET_SIZE(p) != 4 ||
+        PyTuple_GET_ITEM(p, 3) != Py_False || Py_TYPE(PyTuple_GET_ITEM(p, 0)) == ArrayType) {
+        /* (at most one unmade view between a view and a made map: this map, made now if unmade) */
+        if (p != Py_None && !(PyTuple_CheckExact(p) && PyTuple_GET_SIZE(p) == 4)) {
+            out = Py_NewRef(Slow);
+            goto done;
+        }
+        if (p != Py_None && PyTuple_GET_ITEM(p, 3) != Py_False && PyTuple_GET_ITEM(p, 3) != Py_True) {
+            out = Py_NewRef(Slow);
+            goto done;
+        }
+        parent = PyObject_GetAttrString(self, "_map");
+        if (parent == NULL)
+            goto done;
+    }
+    else
+        parent = Py_NewRef(self);
+    loc = PyTuple_Pack(4, id, r, Py_True, r);
+    pend = loc ? PyTuple_Pack(4, parent, key, shape, Py_False) : NULL;
+    PyObject *o = pend ? ArrayType->tp_alloc(ArrayType, 0) : NULL;
+    if (o == NULL)
+        goto done;
+    put(o, a_s, s);
+    SLOT(o, a_loc) = loc;
+    SLOT(o, a_pend) = pend;
+    loc = pend = NULL;
+    out = o;
+done:
+    Py_XDECREF(loc);
+    Py_XDECREF(pend);
+    Py_XDECREF(parent);
+    Py_XDECREF(shape);
+    if (out != r)
+        Py_XDECREF(r);
+    Py_DECREF(v);
+    Py_DECREF(self);
+    return out;
+}
+
+/* inplace(ufunc, self, other): ``self op= other`` for an array on the lane (no deferred
+ * value reads its storage, no message is in flight into it) and a scalar or another array
+ * on the lane: NumPy's ufunc into the copy, the storage's version bumped; self returned,
+ * or SLOW for every other case. */
+static PyObject *
+inplace(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    EXPECT_ARGS(3, "inplace(ufunc, self, other)")
+    PyObject *ufunc = args[0], *self = args[1], *other = args[2];
+    if (!lane_ready(self))
+        return Py_NewRef(Slow);
+    PyObject *v = lane_copy(self);
+    if (v == NULL)
+        return Py_NewRef(Slow);
+    PyObject *s = SLOT(self, a_s);
+    int q = quiet_storage(self, s);
+    if (q <= 0)
+        return q < 0 ? NULL : Py_NewRef(Slow);
+    PyObject *o = lane_operand(other, SLOT(s, s_ctx), 1);
+    if (o == NULL)
+        return PyErr_Occurred() ? NULL : Py_NewRef(Slow);
+    Py_INCREF(self);
+    Py_INCREF(s);
+    Py_INCREF(v);
+    Py_INCREF(o);
+    PyObject *out = NULL;
+    PyObject *call[3] = {v, o, v};
+    PyObject *res = PyObject_Vectorcall(ufunc, call, 3, NULL);
+    if (res != NULL) {
+        Py_DECREF(res);
+        if (bump(s) == 0)
+            out = Py_NewRef(self);
+    }
+    Py_DECREF(o);
+    Py_DECREF(v);
+    Py_DECREF(s);
+    Py_DECREF(self);
+    return out;
+}
+
+/* array_ufunc(self, ufunc, method, inputs, kwargs): ``ndarray.__array_ufunc__`` for a NumPy
+ * scalar and an array on the lane (``alpha * A[:i, k]``: NumPy's scalar operators call the
+ * ufunc): NumPy's call on the copy, wrapped; SLOW for every other case. */
+static PyObject *
+array_ufunc(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    EXPECT_ARGS(5, "array_ufunc(self, ufunc, method, inputs, kwargs)")
+    PyObject *self = args[0], *ufunc = args[1], *method = args[2], *inputs = args[3], *kwargs = args[4];
+    if (ArrayType == NULL || Config == NULL || Py_TYPE(self) != ArrayType || !PyTuple_CheckExact(inputs) ||
+        PyTuple_GET_SIZE(inputs) != 2 || !PyDict_CheckExact(kwargs) || PyDict_GET_SIZE(kwargs) ||
+        !PyUnicode_CheckExact(method) || PyUnicode_CompareWithASCIIString(method, "__call__") != 0 ||
+        SLOT(Config, c_whole_lane) != Py_True)
+        return Py_NewRef(Slow);
+    PyObject *v = lane_copy(self);
+    if (v == NULL)
+        return Py_NewRef(Slow);
+    PyObject *a = PyTuple_GET_ITEM(inputs, 0), *b = PyTuple_GET_ITEM(inputs, 1);
+    PyObject *o = a == self ? b : a;
+    int r = PySet_Contains(NumpyScalars, (PyObject *)Py_TYPE(o));
+    if (r <= 0)
+        return r < 0 ? NULL : Py_NewRef(Slow);
+    PyObject *s = SLOT(self, a_s);
+    return a == self ? call_wrapped(ufunc, v, o, self, s) : call_wrapped(ufunc, o, v, self, s);
+}
+
+/* Whether x's storage may be written straight away: no deferred value reads it, no message
+ * is in flight into it (``whole.writable``'s test); -1 on an error. */
+static int
+quiet_storage(PyObject *x, PyObject *s)
+{
+    PyObject *fl = SLOT(s, s_flights);
+    if (fl == NULL || !PyList_CheckExact(fl) || PyList_GET_SIZE(fl) != 0)
+        return 0;
+    if (PyDict_GET_SIZE(Readers)) {
+        int r = PyDict_Contains(Readers, PyTuple_GET_ITEM(SLOT(x, a_loc), 0));
+        return r < 0 ? -1 : !r;
+    }
+    return 1;
+}
+
+static int
+bump(PyObject *s)
+{
+    PyObject *ver = SLOT(s, s_version);
+    PyObject *nv = ver ? PyNumber_Add(ver, one) : NULL;
+    if (nv == NULL) {
+        if (ver == NULL)
+            PyErr_SetString(PyExc_AttributeError, "version");
+        return -1;
+    }
+    SLOT(s, s_version) = nv;
+    Py_DECREF(ver);
+    return 0;
+}
+
+/* setitem(self, key, value): ``self[key] = value`` for a number (a type of whole.NUMBERS) and a
+ * key of Python integers and slices, into a replicated array's copy (NumPy's assignment, or
+ * NumPy's error with nothing written); True, or SLOW for every other case. */
+static PyObject *
+setitem(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    EXPECT_ARGS(3, "setitem(self, key, value)")
+    PyObject *self = args[0], *key = args[1], *value = args[2];
+    if (!lane_ready(self) || !plain_key(key))
+        return Py_NewRef(Slow);
+    int r = PySet_Contains(Numbers, (PyObject *)Py_TYPE(value));
+    if (r <= 0)
+        return r < 0 ? NULL : Py_NewRef(Slow);
+    PyObject *c = SLOT(self, a_loc);
+    PyObject *s = SLOT(self, a_s);
+    if (c == NULL || s == NULL || !PyTuple_CheckExact(c) || PyTuple_GET_SIZE(c) != 4 || Py_TYPE(s) != StorageType)
+        return Py_NewRef(Slow);
+    PyObject *id = PyTuple_GET_ITEM(c, 0);
+    PyObject *v = PyTuple_GET_ITEM(c, 3);
+    if (!PyLong_CheckExact(id) || PyLong_AsVoidPtr(id) != (void *)s || PyTuple_GET_ITEM(c, 2) != Py_True ||
+        Py_TYPE(v) != NpArrayType) {
+        PyErr_Clear();
+        return Py_NewRef(Slow);
+    }
+    r = quiet_storage(self, s);
+    if (r <= 0)
+        return r < 0 ? NULL : Py_NewRef(Slow);
+    Py_INCREF(s);
+    Py_INCREF(v);
+    PyObject *out = NULL;
+    if (PyObject_SetItem(v, key, value) == 0 && bump(s) == 0)
+        out = Py_NewRef(Py_True);
+    Py_DECREF(v);
+    Py_DECREF(s);
+    return out;
+}
+
+static PyMethodDef methods[] = {
+    {"init", init, METH_VARARGS,
+     "init(Storage, numpy.ndarray, kinds, config, wrap, numpy_scalars, slow, readers, numbers): the classes and "
+     "tables the lane uses.  Not collective."},
+    {"setitem", (PyCFunction)(void (*)(void))setitem, METH_FASTCALL,
+     "setitem(self, key, value): a number written into a replicated array (True), or SLOW.  Not collective."},
+    {"inplace", (PyCFunction)(void (*)(void))inplace, METH_FASTCALL,
+     "inplace(ufunc, self, other): an in-place operator on the lane (self returned), or SLOW.  Not collective."},
+    {"register", register_array, METH_VARARGS,
+     "register(ndarray, min_elide_bytes): the array class the lane makes, and the size from which the Python "
+     "operators try NumPy's temporary elision.  Not collective."},
+    {"wrap", (PyCFunction)(void (*)(void))wrap, METH_FASTCALL,
+     "wrap(ctx, be, res): spmdarray.core.whole.wrap, its usual case in C.  Not collective."},
+    {"binary", (PyCFunction)(void (*)(void))binary, METH_FASTCALL,
+     "binary(ufunc, self, other, reflected): a binary operator on the lane, or SLOW.  Not collective."},
+    {"getitem", (PyCFunction)(void (*)(void))getitem, METH_FASTCALL,
+     "getitem(self, key): ndarray.__getitem__ of a replicated array with integers and slices, or SLOW.  "
+     "Not collective."},
+    {"array_ufunc", (PyCFunction)(void (*)(void))array_ufunc, METH_FASTCALL,
+     "array_ufunc(self, ufunc, method, inputs, kwargs): a NumPy scalar's operator on an array on the lane, or "
+     "SLOW.  Not collective."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_lane", "The whole-array lane's hot paths in C.", -1,
+                                    methods};
+
+PyMODINIT_FUNC
+PyInit__lane(void)
+{
+    str_shape = PyUnicode_InternFromString("shape");
+    str_dtype = PyUnicode_InternFromString("dtype");
+    str_flags = PyUnicode_InternFromString("flags");
+    str_c_contiguous = PyUnicode_InternFromString("c_contiguous");
+    str_owndata = PyUnicode_InternFromString("owndata");
+    str_writeable = PyUnicode_InternFromString("writeable");
+    str_nbytes = PyUnicode_InternFromString("nbytes");
+    zero = PyLong_FromLong(0);
+    one = PyLong_FromLong(1);
+    if (!str_shape || !str_dtype || !str_flags || !str_c_contiguous || !str_owndata || !str_writeable || !str_nbytes ||
+        !zero || !one)
+        return NULL;
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,451 @@
+"""The compiled lane (``spmdarray.core._lane``) against the Python lane and NumPy.
+
+The extension computes the usual case of ``whole.wrap``, of the binary and
+in-place operators, of ``__getitem__`` with integers and slices and of a NumPy
+scalar's operator on arrays every rank holds whole; every other case goes to
+the Python code, which stays the reference.  Each test here checks that the
+two make the same objects (every slot of the array and of its storage), give
+NumPy's values bit for bit, raise NumPy's errors, and hand the cases they do
+not compute to Python.  The whole suite also runs with the extension off
+(``SPMDARRAY_LANE_EXTENSION=0``, a step of ``tests/run_all.sh``).  Run at 1, 2,
+3 and 4 ranks::
+
+    mpiexec -n 3 python -m pytest -q --with-mpi tests/test_lane_extension.py
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+
+import numpy
+import pytest
+from helpers import assert_eq, ref, world
+
+import spmdarray as sp
+from spmdarray.core import array as array_mod
+from spmdarray.core import operators, whole
+from spmdarray.core.storage import Storage
+from spmdarray.settings import config
+
+BUILT = importlib.util.find_spec("spmdarray.core._lane") is not None
+needs_lane = pytest.mark.skipif(whole.LANE is None, reason="the compiled lane is not built or is off")
+
+_STORAGE_SLOTS = [s for s in Storage.__slots__ if s != "__weakref__"]
+_ARRAY_SLOTS = ["_s", "_map", "_lay", "_loc", "_pend"]
+
+
+def _slots(obj, names) -> dict:
+    return {n: getattr(obj, n) if hasattr(type(obj), n) and _has(obj, n) else "<unset>" for n in names}
+
+
+def _has(obj, name) -> bool:
+    try:
+        object.__getattribute__(obj, name)
+    except AttributeError:
+        return False
+    return True
+
+
+def _same_objects(a, b) -> None:
+    """``a`` and ``b`` (one from each lane) alike: every slot of the arrays and storages."""
+    assert type(a) is type(b) is sp.ndarray
+    sa, sb = a._s, b._s
+    assert type(sa) is type(sb) is Storage
+    for n in _STORAGE_SLOTS:
+        va, vb = _slots(sa, [n])[n], _slots(sb, [n])[n]
+        if n == "alloc":
+            assert type(va) is type(vb) is numpy.ndarray and va.flags.c_contiguous and vb.flags.c_contiguous
+            assert va.dtype == vb.dtype and va.shape == vb.shape
+            numpy.testing.assert_array_equal(va, vb)
+        elif isinstance(va, (dict, list)):  # (caches: their own, holding the same keys)
+            assert type(va) is type(vb) and va is not vb and len(va) == len(vb), n
+            assert not isinstance(va, dict) or va.keys() == vb.keys(), n
+        else:
+            assert va == vb if n not in ("ctx", "be") else va is vb, n
+    for n in _ARRAY_SLOTS:
+        va, vb = _slots(a, [n])[n], _slots(b, [n])[n]
+        if n == "_s":
+            continue
+        if n == "_loc":
+            assert va[0] == id(sa) and vb[0] == id(sb)
+            assert va[1] is sa.alloc and vb[1] is sb.alloc and va[3] is sa.alloc and vb[3] is sb.alloc
+            assert va[2] is vb[2]
+        else:
+            assert va == vb, n
+
+
+@pytest.fixture
+def replicated():
+    with config.set(replicate_below=1 << 18, fuse_replicated_min=0, whole_lane=True):
+        yield
+
+
+def test_the_lane_is_loaded_where_built():
+    """Built (the wheel, an editable install): loaded unless switched off; not built: None."""
+    if not BUILT:
+        assert whole.LANE is None
+    elif config.lane_extension:
+        assert whole.LANE is not None and whole.wrap is whole.LANE.wrap
+        assert operators._BINARY_C is whole.LANE.binary and array_mod._GETITEM_C is whole.LANE.getitem
+    else:
+        assert whole.LANE is None and operators._BINARY_C is None and array_mod._GETITEM_C is None
+
+
+@needs_lane
+@pytest.mark.parametrize("dtype", ["f8", "f4", "i8", "i2", "u1", "c16", "?"])
+@pytest.mark.parametrize("shape", [(7,), (3, 4), (2, 0, 3), (1,)])
+def test_wrap_makes_what_the_python_wrap_makes(replicated, dtype, shape):
+    x = sp.zeros(3)  # a context and a backend
+    ctx, be = x._s.ctx, x._s.be
+    res = (numpy.arange(int(numpy.prod(shape))) % 3).astype(dtype).reshape(shape)
+    py = whole._py_wrap(ctx, be, res.copy())  # (also puts the shape's kind in the table)
+    c = whole.LANE.wrap(ctx, be, res.copy())
+    _same_objects(c, py)
+    assert_eq(c, res, exact=True)
+    c[...] = 1  # a result of its own: writing it leaves the other alone
+    assert_eq(py, res, exact=True)
+
+
+@needs_lane
+def test_wrap_hands_other_results_to_python(replicated, monkeypatch):
+    """An unseen shape, a non-contiguous or borrowed result, a scalar, a tuple, a NumPy subclass,
+    another ``replicate_below``, a replicated result the fuser takes: the Python wrap's."""
+    x = sp.zeros(3)
+    ctx, be = x._s.ctx, x._s.be
+    calls = []
+    real = whole._py_wrap
+    whole.LANE.init(Storage, numpy.ndarray, whole._KINDS, config, lambda *a: calls.append(a[2]) or real(*a),
+                    whole.NUMPY_SCALARS, whole.SLOW, whole.READERS, whole.NUMBERS)  # fmt: skip
+    try:
+        base = numpy.arange(12.0).reshape(3, 4)
+        real(ctx, be, base.copy())
+        real(ctx, be, numpy.ones(7))
+        whole.LANE.wrap(ctx, be, base.copy())
+        assert calls == []  # the usual case: C alone
+        others = [
+            numpy.ones((5, 11, 13)),  # a shape not seen yet
+            numpy.asfortranarray(base),  # not C-contiguous
+            base.copy()[:, :],  # a view: not its own data
+            numpy.float64(2.5),  # a scalar
+            (numpy.ones(7), numpy.ones(7)),  # a tuple of results
+            numpy.ones(7).view(numpy.matrix),  # a subclass
+        ]
+        ro = numpy.ones(7)
+        ro.flags.writeable = False
+        others.append(ro)
+        for r in others:
+            calls.clear()
+            out = whole.LANE.wrap(ctx, be, r)
+            assert len(calls) == 1
+            if isinstance(r, tuple):
+                assert type(out) is tuple and all(type(o) is sp.ndarray for o in out)
+            elif isinstance(r, numpy.ndarray) and type(r) is numpy.ndarray:
+                assert_eq(out, r, exact=True)
+        with config.set(replicate_below=1 << 10):
+            calls.clear()
+            whole.LANE.wrap(ctx, be, numpy.ones(7))
+            assert len(calls) == 1
+        with config.set(fuse_replicated_min=5):
+            calls.clear()
+            whole.LANE.wrap(ctx, be, numpy.ones(7))  # 7 >= 5: ``fuses`` decides, in Python
+            assert len(calls) == 1
+    finally:
+        whole.LANE.init(Storage, numpy.ndarray, whole._KINDS, config, real, whole.NUMPY_SCALARS, whole.SLOW,
+                        whole.READERS, whole.NUMBERS)  # fmt: skip
+
+
+OPS = [
+    lambda u, v: u + v,
+    lambda u, v: u - v,
+    lambda u, v: u * v,
+    lambda u, v: u / v,
+    lambda u, v: u // v,
+    lambda u, v: u % v,
+    lambda u, v: u**v,
+    lambda u, v: u < v,
+    lambda u, v: u == v,
+    lambda u, v: u & v,
+    lambda u, v: u @ v,
+]
+
+
+def _python_only(f, *args):
+    """``f(*args)`` with the Python lane alone (the compiled lane's entry points set aside)."""
+    names = [(operators, "_BINARY_C"), (operators, "_INPLACE_C"), (array_mod, "_GETITEM_C"), (array_mod, "_UFUNC_C"),
+             (array_mod, "_SETITEM_C")]  # fmt: skip
+    saved = [getattr(m, n) for m, n in names]
+    for m, n in names:
+        setattr(m, n, None)
+    try:
+        return f(*args)
+    finally:
+        for (m, n), v in zip(names, saved):
+            setattr(m, n, v)
+
+
+def _both(f, *args):
+    """``f(*args)`` with the compiled lane and with the Python lane alone."""
+    got = f(*args)
+    return got, _python_only(f, *args)
+
+
+@pytest.mark.parametrize("dtype", ["f8", "f4", "i8", "u1", "?", "c8"])
+@pytest.mark.parametrize("k", range(len(OPS)))
+def test_binary_operators_match_numpy_and_the_python_lane(replicated, dtype, k):
+    """Arrays, views with negative steps, Python and NumPy scalars on either side, broadcasting,
+    0-d arrays: NumPy's values and dtypes bit for bit, or NumPy's exception type."""
+    f = OPS[k]
+    a0 = (numpy.abs(ref((5, 4), seed=1)) * 7 + 1).astype(dtype)
+    b0 = (numpy.abs(ref((5, 4), seed=2)) * 3 + 1).astype(dtype)
+    a, b = sp.array(a0), sp.array(b0)
+    cases = [
+        (lambda a, b: (a, b)),
+        (lambda a, b: (a[::-1, 1:], b[1:, ::-2][:, :1])),  # views, negative steps, broadcasting
+        (lambda a, b: (a[2], 3)),
+        (lambda a, b: (2.5, a[:, 1])),
+        (lambda a, b: (a[1:3], numpy.float32(1.5))),
+        (lambda a, b: (numpy.int64(2), a[::2])),
+        (lambda a, b: (a[3, 1:2], True)),
+        (lambda a, b: (a[0], b[0])),
+    ]
+    for case in cases:
+        x, y = case(a, b)
+        x0, y0 = case(a0, b0)
+        with numpy.errstate(all="ignore"):
+            try:
+                want = f(x0, y0)
+            except Exception as e:  # noqa: BLE001 - NumPy's exception type is the reference
+                with pytest.raises(type(e)):
+                    f(x, y)
+                continue
+            got, py = _both(f, x, y)
+        assert_eq(got, want, exact=True)
+        assert_eq(py, want, exact=True)
+        if type(got) is sp.ndarray and type(py) is sp.ndarray and got.ndim:
+            _same_objects(got, py)
+
+
+@needs_lane
+def test_binary_hands_other_operands_to_python(replicated, monkeypatch):
+    a, b = sp.array(numpy.arange(6.0)), sp.array(numpy.ones(6))
+    slow = whole.SLOW
+    assert whole.LANE.binary(numpy.add, a, b, False) is not slow
+    assert whole.LANE.binary(numpy.add, a, 2.0, True) is not slow
+    for other in (True, 1j, [1.0] * 6, numpy.ones(6), "x", None):
+        assert whole.LANE.binary(numpy.add, a, other, False) is slow
+    assert whole.LANE.binary(numpy.add, a, b, True) is slow  # (a reflected array: Python's)
+    with config.set(whole_lane=False):
+        assert whole.LANE.binary(numpy.add, a, b, False) is slow
+    with config.set(replicate_below=0):
+        big = sp.array(numpy.arange(6.0))  # split (or whole on one rank: not replicated)
+        assert whole.LANE.binary(numpy.add, big, 1.0, False) is slow
+    large = sp.array(numpy.ones(40_000))  # a possible temporary: NumPy's elision, decided in Python
+    assert whole.LANE.binary(numpy.add, large, 1.0, False) is slow
+
+
+@pytest.mark.parametrize("dtype", ["f8", "i4", "c16"])
+def test_inplace_operators_match_numpy(replicated, dtype):
+    """NumPy's values, or NumPy's exception type with the array unchanged, on both lanes."""
+    a0 = (ref((4, 6), seed=3) * 5).astype(dtype)
+    for stmt in (
+        "x += 2",
+        "x *= y",
+        "x[1:3] -= y[0]",
+        "x[:, ::-2] *= numpy.float32(0.5)",
+        "x[2] += x[1]",
+        "x[1:] += x[:-1]",  # overlapping: NumPy's order
+        "x **= 2",
+    ):
+        xn, yn = a0.copy(), a0 + 1
+        err = None
+        try:
+            exec(stmt, {"x": xn, "y": yn, "numpy": numpy})
+        except Exception as e:  # noqa: BLE001 - NumPy's exception type is the reference
+            err = type(e)
+        for use_c in (True, False):
+            x, y = sp.array(a0), sp.array(a0 + 1)
+            g = {"x": x, "y": y, "numpy": numpy}
+
+            def run(g=g, stmt=stmt, err=err):
+                if err is None:
+                    exec(stmt, g)
+                else:
+                    with pytest.raises(err):
+                        exec(stmt, g)
+
+            if use_c:
+                run()
+            else:
+                _python_only(run)
+            assert_eq(g["x"], xn, exact=True)
+
+
+def test_inplace_bumps_the_version_and_refuses_a_bad_cast(replicated):
+    x = sp.array(numpy.arange(5))
+    v = x._s.version
+    x += 1
+    assert x._s.version == v + 1
+    with pytest.raises(numpy._core._exceptions._UFuncOutputCastingError):
+        x += 0.5  # int64 += float64: NumPy's casting error, x unchanged
+    assert_eq(x, numpy.arange(5) + 1, exact=True)
+    assert x._s.version == v + 1
+
+
+def test_inplace_computes_deferred_readers_first():
+    """A deferred value reading the storage (``config.fuse_replicated_min``) is computed before the
+    in-place write: the compiled lane hands that case to Python."""
+    with config.set(replicate_below=1 << 18, fuse_replicated_min=1, fuse_min_size=0):
+        x0 = numpy.arange(20.0)
+        x = sp.array(x0)
+        d = x * 2.0  # deferred where the fuser runs
+        x += 1
+        assert_eq(d, x0 * 2.0, exact=True)
+        assert_eq(x, x0 + 1, exact=True)
+
+
+KEYS = [0, -1, 3, slice(None), slice(1, None, 2), slice(None, None, -1), (2, 1), (1, slice(None, 2)),
+        (slice(None), 0), (slice(3, 0, -1), slice(None, None, 2)), (), (-2, -3), (slice(5, 9),)]  # fmt: skip
+
+
+@pytest.mark.parametrize("key", KEYS, ids=repr)
+def test_getitem_matches_numpy_and_the_python_lane(replicated, key):
+    a0 = ref((4, 5), seed=4)
+    a = sp.array(a0)
+    got, py = _both(lambda: a[key])
+    want = a0[key]
+    assert type(got) is type(py)
+    assert_eq(got, want, exact=True)
+    if type(got) is sp.ndarray:
+        assert got._pend[1] is key and py._pend[1] is key
+        assert got.shape == py.shape == want.shape and got._map == py._map and got._lay == py._lay
+        # A view of a view, and writes through both, as NumPy's.
+        sub = got[..., ::-1] if got.ndim else got
+        got2 = sub * 1
+        assert_eq(got2, want[..., ::-1] * 1 if want.ndim else want, exact=True)
+
+
+@pytest.mark.parametrize("key", [5, (0, 7), (4, 0), -6, (slice(None), 5)], ids=repr)
+def test_getitem_raises_numpys_index_error(replicated, key):
+    a0 = ref((4, 5), seed=5)
+    a = sp.array(a0)
+    with pytest.raises(IndexError) as want:
+        a0[key]
+    with pytest.raises(IndexError) as got:
+        a[key]
+    assert str(got.value) == str(want.value)
+
+
+def test_views_of_views_and_writes_through_them(replicated):
+    a0 = ref((6, 6), seed=6)
+    a = sp.array(a0)
+    v = a[1:5]
+    w = v[::-1, 2]
+    w2 = w[1:]
+    assert_eq(w2, a0[1:5][::-1, 2][1:], exact=True)
+    w2[...] = 7.0
+    a0[1:5][::-1, 2][1:] = 7.0
+    assert_eq(a, a0, exact=True)
+    a[2, 1:4] += a[3, :3]
+    a0[2, 1:4] += a0[3, :3]
+    assert_eq(a, a0, exact=True)
+
+
+def test_numpy_scalar_operators(replicated):
+    a0 = ref((5,), seed=7)
+    a = sp.array(a0)
+    for s in (numpy.float64(1.5), numpy.float32(2.0), numpy.int8(-3), numpy.complex128(1j), numpy.bool_(True)):
+        for f in (lambda u, v: u * v, lambda u, v: u - v, lambda u, v: u > v):
+            got, py = _both(f, s, a[1:])
+            assert_eq(got, f(s, a0[1:]), exact=True)
+            assert_eq(py, f(s, a0[1:]), exact=True)
+    with numpy.errstate(divide="raise"):
+        with pytest.raises(FloatingPointError):
+            numpy.float64(1.0) / sp.array(numpy.zeros(3))
+
+
+def test_split_arrays_take_the_python_path():
+    """With every array split (or on one rank, whole but not replicated): the same values."""
+    with config.set(replicate_below=0):
+        a0 = ref((8, 3), seed=8)
+        a = sp.array(a0)
+        assert_eq(a[2:, 1] * 2.0 + a[:-2, 0], a0[2:, 1] * 2.0 + a0[:-2, 0], exact=True)
+        a += 1
+        assert_eq(a, a0 + 1, exact=True)
+
+
+@pytest.mark.skipif(not BUILT, reason="the compiled lane is not built")
+def test_switched_off_the_python_lane_runs_alone():
+    if world()[1] > 1:
+        pytest.skip("starts its own process: serial run only")
+    code = (
+        "import numpy, spmdarray as sp\n"
+        "from spmdarray.core import whole, operators\n"
+        "assert whole.LANE is None and operators._BINARY_C is None\n"
+        "a = sp.array(numpy.arange(6.0))\n"
+        "b = (a[1:] * 2.0 + numpy.float64(1.0) * a[:-1])\n"
+        "b += 1\n"
+        "assert numpy.array_equal(numpy.asarray(b), numpy.arange(1.0, 6.0) * 2 + numpy.arange(5.0) + 1)\n"
+        "print('ok')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "OMPI_", "PMIX_", "HYDRA_", "MPI"))}
+    env["SPMDARRAY_LANE_EXTENSION"] = "0"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+@pytest.mark.parametrize("dtype", ["f8", "f4", "i8", "u1", "?", "c16"])
+def test_numbers_written_into_elements_and_regions(replicated, dtype):
+    """``A[i, j] = x`` and ``A[i, :j] = x`` for Python and NumPy numbers: NumPy's values, NumPy's
+    error with nothing written (a complex into a real array, an out-of-range index), the
+    storage's version bumped once per write."""
+    a0 = (numpy.abs(ref((4, 5), seed=9)) * 4).astype(dtype)
+    values = [2, -1, 2.5, True, numpy.float32(1.25), numpy.int8(-3), numpy.uint8(7), 1j, numpy.complex64(2 - 1j),
+              numpy.float64(numpy.nan), 300]  # fmt: skip
+    keys = [(1, 2), (0, slice(None, 3)), 2, slice(1, None, 2), (slice(None), -1), (-1, -1), (9, 0), (0, slice(None))]
+    for use_c in (True, False):
+        x = sp.array(a0)
+        xn = a0.copy()
+        for key in keys:
+            for val in values:
+                err = None
+                with numpy.errstate(all="ignore"):
+                    try:
+                        xn[key] = val
+                    except Exception as e:  # noqa: BLE001 - NumPy's exception type is the reference
+                        err = type(e)
+                v0 = x._s.version
+
+                def write(key=key, val=val, x=x):
+                    with numpy.errstate(all="ignore"):
+                        x[key] = val
+
+                if err is None:
+                    write() if use_c else _python_only(write)
+                    assert x._s.version == v0 + 1
+                else:
+                    with pytest.raises(err):
+                        write() if use_c else _python_only(write)
+                    assert x._s.version == v0
+                assert_eq(x, xn, exact=True)
+
+
+@needs_lane
+def test_setitem_hands_other_cases_to_python(replicated):
+    x = sp.array(numpy.arange(6.0))
+    slow = whole.SLOW
+    assert whole.LANE.setitem(x, 1, 2.0) is True
+    for key, value in ((1, "3"), (1, [1.0]), (1, numpy.ones(1)), (numpy.int64(1), 2.0), ([1], 2.0), (..., 1.0)):
+        assert whole.LANE.setitem(x, key, value) is slow
+    with config.set(whole_lane=False):
+        assert whole.LANE.setitem(x, 1, 2.0) is slow
+    with config.set(replicate_below=1 << 18, fuse_replicated_min=1, fuse_min_size=0):
+        y0 = numpy.arange(30.0)
+        y = sp.array(y0)
+        d = y * 2.0  # deferred where the fuser runs: it reads y's storage
+        if d._s.deferred:
+            assert whole.LANE.setitem(y, 1, 5.0) is slow
+        y[1] = 5.0
+        assert_eq(d, y0 * 2.0, exact=True)
