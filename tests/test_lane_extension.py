@@ -449,3 +449,121 @@ def test_setitem_hands_other_cases_to_python(replicated):
             assert whole.LANE.setitem(y, 1, 5.0) is slow
         y[1] = 5.0
         assert_eq(d, y0 * 2.0, exact=True)
+
+
+UFUNCS = [numpy.sqrt, numpy.negative, numpy.abs, numpy.exp, numpy.isnan, numpy.add, numpy.maximum, numpy.arctan2,
+          numpy.divmod, numpy.modf, numpy.logical_and, numpy.floor_divide]  # fmt: skip
+
+
+@pytest.mark.parametrize("ufunc", UFUNCS, ids=lambda u: u.__name__)
+@pytest.mark.parametrize("dtype", ["f8", "f4", "i8", "?"])
+def test_ufunc_calls_match_numpy_and_the_python_lane(replicated, ufunc, dtype):
+    """``np.sqrt(a)``, ``np.maximum(a[::-1], 0.5)``, two outputs (``divmod``): NumPy's values and
+    dtypes, or NumPy's exception type, on both lanes."""
+    a0 = (ref((3, 4), seed=10) * 4).astype(dtype)
+    a = sp.array(a0)
+    argsets = [(a, a0), (a[::-1, 1:], a0[::-1, 1:]), (a[1], a0[1])]
+    for x, x0 in argsets:
+        ins = [x] if ufunc.nin == 1 else [x, numpy.float32(0.5)] if ufunc is numpy.maximum else [x, x]
+        ins0 = [x0] if ufunc.nin == 1 else [x0, numpy.float32(0.5)] if ufunc is numpy.maximum else [x0, x0]
+        with numpy.errstate(all="ignore"):
+            try:
+                want = ufunc(*ins0)
+            except Exception as e:  # noqa: BLE001 - NumPy's exception type is the reference
+                with pytest.raises(type(e)):
+                    ufunc(*ins)
+                continue
+            got, py = _both(ufunc, *ins)
+        if isinstance(want, tuple):
+            for g, p, w in zip(got, py, want):
+                assert_eq(g, w, exact=True)
+                assert_eq(p, w, exact=True)
+        else:
+            assert_eq(got, want, exact=True)
+            assert_eq(py, want, exact=True)
+            if type(got) is sp.ndarray and got.ndim:
+                _same_objects(got, py)
+
+
+@needs_lane
+def test_array_ufunc_hands_other_calls_to_python(replicated):
+    a = sp.array(numpy.arange(4.0))
+    slow = whole.SLOW
+    assert whole.LANE.array_ufunc(a, numpy.sqrt, "__call__", (a,), {}) is not slow
+    assert whole.LANE.array_ufunc(a, numpy.sqrt, "__call__", (a,), {"out": None}) is slow  # keywords
+    assert whole.LANE.array_ufunc(a, numpy.add, "reduce", (a,), {}) is slow  # methods
+    assert whole.LANE.array_ufunc(a, numpy.add, "__call__", (a, numpy.ones(4)), {}) is slow  # a NumPy array
+    assert whole.LANE.array_ufunc(a, numpy.add, "__call__", (a, [1.0] * 4), {}) is slow  # a list
+    with config.set(replicate_below=0):
+        b = sp.array(numpy.arange(4.0))
+        assert whole.LANE.array_ufunc(b, numpy.sqrt, "__call__", (b,), {}) is slow  # not replicated
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "np.dot(a[1], b[:, 2])",
+        "np.dot(a, b)",
+        "np.sum(a)",
+        "np.sum(a, 0)",
+        "np.where(a > 0.5, a, 0.0)",
+        "np.clip(a, 0.2, 0.7)",
+        "np.outer(a[0], b[1])",
+        "np.trace(a)",
+        "np.flip(a[2])",
+        "np.flip(a[2, ::-2])",
+        "np.flip(a)",
+        "a[1:, 2] @ b[1:, 0]",
+        "a @ b",
+        "a[0] @ b",
+    ],
+)
+def test_functions_and_products_match_numpy(replicated, expr):
+    """The registered pure functions (``direct``), ``flip`` and ``@``: NumPy's values on both lanes."""
+    a0, b0 = ref((4, 4), seed=11), ref((4, 4), seed=12)
+    a, b = sp.array(a0), sp.array(b0)
+    got, py = _both(lambda: eval(expr, {"np": sp, "a": a, "b": b}))
+    want = eval(expr, {"np": numpy, "a": a0, "b": b0})
+    assert_eq(got, want, exact=True)
+    assert_eq(py, want, exact=True)
+
+
+def test_flip_is_a_view(replicated):
+    r0 = ref((6,), seed=13)
+    r = sp.array(r0)
+    f = sp.flip(r[:4])
+    f[0] = 9.0
+    r0[:4][::-1][0] = 9.0
+    assert_eq(r, r0, exact=True)
+
+
+@needs_lane
+def test_direct_hands_other_arguments_to_python(replicated):
+    a = sp.array(numpy.arange(4.0))
+    slow = whole.SLOW
+    assert whole.LANE.direct(numpy.sum, (a,)) is not slow
+    for args in ((a, numpy.ones(4)), (a, [1, 2]), (numpy.ones(4),), (), (1.0, 2.0)):
+        assert whole.LANE.direct(numpy.dot, args) is slow
+    with config.set(replicate_below=0):
+        b = sp.array(numpy.arange(4.0))
+        assert whole.LANE.direct(numpy.sum, (b,)) is slow
+
+
+def test_in_place_updates_of_views_store_nothing_back(replicated):
+    """``C[:i, j] += v``: the view is updated in place and the store-back writes nothing more (the
+    version moves once); a different view assigned is copied, as NumPy's."""
+    c0 = ref((5, 5), seed=14)
+    c = sp.array(c0)
+    v0 = c._s.version
+    c[:3, 1] += c[3, :3]
+    c0[:3, 1] += c0[3, :3]
+    assert c._s.version == v0 + 1
+    assert_eq(c, c0, exact=True)
+    w = c[1:4, 2]
+    c[:3, 0] = w
+    c0[:3, 0] = c0[1:4, 2]
+    assert_eq(c, c0, exact=True)
+    k = (slice(None, 3), 1)
+    c[k] *= 2.0
+    c0[k] *= 2.0
+    assert_eq(c, c0, exact=True)

@@ -500,29 +500,39 @@ inplace(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     return out;
 }
 
-/* array_ufunc(self, ufunc, method, inputs, kwargs): ``ndarray.__array_ufunc__`` for a NumPy
- * scalar and an array on the lane (``alpha * A[:i, k]``: NumPy's scalar operators call the
- * ufunc): NumPy's call on the copy, wrapped; SLOW for every other case. */
+/* array_ufunc(self, ufunc, method, inputs, kwargs): ``ndarray.__array_ufunc__`` for a call
+ * without keywords whose inputs are arrays on the lane and numbers (``np.sqrt(a)``,
+ * ``alpha * A[:i, k]``: NumPy's scalar operators call the ufunc), as ``whole.ufunc_call``
+ * computes it: NumPy's call on the copies, wrapped; SLOW for every other case. */
 static PyObject *
 array_ufunc(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 {
     EXPECT_ARGS(5, "array_ufunc(self, ufunc, method, inputs, kwargs)")
     PyObject *self = args[0], *ufunc = args[1], *method = args[2], *inputs = args[3], *kwargs = args[4];
-    if (ArrayType == NULL || Config == NULL || Py_TYPE(self) != ArrayType || !PyTuple_CheckExact(inputs) ||
-        PyTuple_GET_SIZE(inputs) != 2 || !PyDict_CheckExact(kwargs) || PyDict_GET_SIZE(kwargs) ||
-        !PyUnicode_CheckExact(method) || PyUnicode_CompareWithASCIIString(method, "__call__") != 0 ||
-        SLOT(Config, c_whole_lane) != Py_True)
+    if (!lane_ready(self) || !PyTuple_CheckExact(inputs) || PyTuple_GET_SIZE(inputs) > 3 ||
+        PyTuple_GET_SIZE(inputs) == 0 || !PyDict_CheckExact(kwargs) || PyDict_GET_SIZE(kwargs) ||
+        !PyUnicode_CheckExact(method) || PyUnicode_CompareWithASCIIString(method, "__call__") != 0)
         return Py_NewRef(Slow);
-    PyObject *v = lane_copy(self);
-    if (v == NULL)
-        return Py_NewRef(Slow);
-    PyObject *a = PyTuple_GET_ITEM(inputs, 0), *b = PyTuple_GET_ITEM(inputs, 1);
-    PyObject *o = a == self ? b : a;
-    int r = PySet_Contains(NumpyScalars, (PyObject *)Py_TYPE(o));
-    if (r <= 0)
-        return r < 0 ? NULL : Py_NewRef(Slow);
     PyObject *s = SLOT(self, a_s);
-    return a == self ? call_wrapped(ufunc, v, o, self, s) : call_wrapped(ufunc, o, v, self, s);
+    if (s == NULL || Py_TYPE(s) != StorageType)
+        return Py_NewRef(Slow);
+    PyObject *ctx = SLOT(s, s_ctx);
+    Py_ssize_t n = PyTuple_GET_SIZE(inputs);
+    PyObject *call[3];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        call[i] = lane_operand(PyTuple_GET_ITEM(inputs, i), ctx, 1);
+        if (call[i] == NULL)
+            return PyErr_Occurred() ? NULL : Py_NewRef(Slow);
+    }
+    Py_INCREF(inputs); /* (holds the operands and their copies while NumPy runs) */
+    PyObject *res = PyObject_Vectorcall(ufunc, call, n, NULL);
+    PyObject *out = NULL;
+    if (res != NULL) {
+        out = wrap_impl(ctx, SLOT(s, s_be), res);
+        Py_DECREF(res);
+    }
+    Py_DECREF(inputs);
+    return out;
 }
 
 /* Whether x's storage may be written straight away: no deferred value reads it, no message
@@ -557,13 +567,25 @@ bump(PyObject *s)
 
 /* setitem(self, key, value): ``self[key] = value`` for a number (a type of whole.NUMBERS) and a
  * key of Python integers and slices, into a replicated array's copy (NumPy's assignment, or
- * NumPy's error with nothing written); True, or SLOW for every other case. */
+ * NumPy's error with nothing written), or the store-back of ``self[key] op= y``; True, or
+ * SLOW for every other case. */
 static PyObject *
 setitem(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 {
     EXPECT_ARGS(3, "setitem(self, key, value)")
     PyObject *self = args[0], *key = args[1], *value = args[2];
-    if (!lane_ready(self) || !plain_key(key))
+    if (!lane_ready(self))
+        return Py_NewRef(Slow);
+    if (Py_TYPE(value) == ArrayType) {
+        /* ``x[key] op= y`` stores back the view ``x[key]`` it updated in place (``whole.stores_back``):
+         * NumPy copies it onto itself, which changes nothing. */
+        PyObject *p = SLOT(value, a_pend), *m = SLOT(self, a_map);
+        if (SLOT(value, a_s) == SLOT(self, a_s) && p != NULL && PyTuple_CheckExact(p) && PyTuple_GET_SIZE(p) == 4 &&
+            PyTuple_GET_ITEM(p, 1) == key && (PyTuple_GET_ITEM(p, 0) == self || (m && PyTuple_GET_ITEM(p, 0) == m)))
+            return Py_NewRef(Py_True);
+        return Py_NewRef(Slow);
+    }
+    if (!plain_key(key))
         return Py_NewRef(Slow);
     int r = PySet_Contains(Numbers, (PyObject *)Py_TYPE(value));
     if (r <= 0)
@@ -592,12 +614,59 @@ setitem(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     return out;
 }
 
+/* direct(func, args): ``engine.replicas.direct`` without keywords: ``func`` (a NumPy function
+ * that never writes an argument nor returns a view of one) called by NumPy on the copies of
+ * arrays on the lane, with Python scalars, strings and None as they are, wrapped; SLOW for
+ * every other case. */
+static PyObject *
+direct(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    EXPECT_ARGS(2, "direct(func, args)")
+    PyObject *func = args[0], *fargs = args[1];
+    if (ArrayType == NULL || Config == NULL || SLOT(Config, c_whole_lane) != Py_True || !PyTuple_CheckExact(fargs) ||
+        PyTuple_GET_SIZE(fargs) > 8)
+        return Py_NewRef(Slow);
+    Py_ssize_t n = PyTuple_GET_SIZE(fargs);
+    PyObject *call[8];
+    PyObject *s = NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *a = PyTuple_GET_ITEM(fargs, i);
+        PyTypeObject *t = Py_TYPE(a);
+        if (t == ArrayType) {
+            PyObject *v = lane_copy(a);
+            if (v == NULL || (s != NULL && SLOT(SLOT(a, a_s), s_ctx) != SLOT(s, s_ctx)))
+                return Py_NewRef(Slow);
+            s = SLOT(a, a_s);
+            call[i] = v;
+        }
+        else if (t == &PyLong_Type || t == &PyFloat_Type || t == &PyComplex_Type || t == &PyBool_Type ||
+                 t == &PyUnicode_Type || a == Py_None)
+            call[i] = a;
+        else
+            return Py_NewRef(Slow);
+    }
+    if (s == NULL)
+        return Py_NewRef(Slow);
+    Py_INCREF(fargs); /* (holds the arguments and their copies while NumPy runs) */
+    Py_INCREF(s);
+    PyObject *res = PyObject_Vectorcall(func, call, n, NULL);
+    PyObject *out = NULL;
+    if (res != NULL) {
+        out = wrap_impl(SLOT(s, s_ctx), SLOT(s, s_be), res);
+        Py_DECREF(res);
+    }
+    Py_DECREF(s);
+    Py_DECREF(fargs);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"init", init, METH_VARARGS,
      "init(Storage, numpy.ndarray, kinds, config, wrap, numpy_scalars, slow, readers, numbers): the classes and "
      "tables the lane uses.  Not collective."},
     {"setitem", (PyCFunction)(void (*)(void))setitem, METH_FASTCALL,
-     "setitem(self, key, value): a number written into a replicated array (True), or SLOW.  Not collective."},
+     "setitem(self, key, value): a number written into a replicated array, or the store-back of an in-place "
+     "operator on a view (True), or SLOW.  Not collective."},
     {"inplace", (PyCFunction)(void (*)(void))inplace, METH_FASTCALL,
      "inplace(ufunc, self, other): an in-place operator on the lane (self returned), or SLOW.  Not collective."},
     {"register", register_array, METH_VARARGS,
@@ -611,8 +680,10 @@ static PyMethodDef methods[] = {
      "getitem(self, key): ndarray.__getitem__ of a replicated array with integers and slices, or SLOW.  "
      "Not collective."},
     {"array_ufunc", (PyCFunction)(void (*)(void))array_ufunc, METH_FASTCALL,
-     "array_ufunc(self, ufunc, method, inputs, kwargs): a NumPy scalar's operator on an array on the lane, or "
+     "array_ufunc(self, ufunc, method, inputs, kwargs): a ufunc called on arrays on the lane and numbers, or "
      "SLOW.  Not collective."},
+    {"direct", (PyCFunction)(void (*)(void))direct, METH_FASTCALL,
+     "direct(func, args): a pure NumPy function on arrays on the lane, or SLOW.  Not collective."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -238,7 +238,7 @@ class ndarray(OperatorsMixin, InteropMixin, SerialMixin, ValuesMixin):  # noqa: 
     # ------------------------------------------------------------- numpy
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if _UFUNC_C is not None and (r := _UFUNC_C(self, ufunc, method, inputs, kwargs)) is not SLOW:
-            return r  # the NumPy scalar case below, compiled (``spmdarray.core._lane``)
+            return r  # arrays on the lane and numbers, no keywords (below, and ``ufunc_call``), compiled
         if len(inputs) == 2 and method == "__call__" and not kwargs:
             # A NumPy scalar (or the 0-d array NumPy's scalar comparisons make of it) and a
             # array on the lane (``alpha * A[i, k] * A[:i, k]``: NumPy's scalar operators call the

@@ -401,6 +401,12 @@ class OperatorsMixin:
         return False
 
     def __matmul__(self, other):
+        if (
+            _BINARY_C is not None
+            and type(other) is type(self)
+            and (r := _BINARY_C(np.matmul, self, other, False)) is not SLOW
+        ):
+            return r  # two arrays on the lane (below), compiled
         v = local(self)
         if v is None and self._loc[2] is None:
             v = reread(self)  # (as ``op``: ``L[i, :i] @ x[:i]`` along a row sweep served from its copies)

@@ -25,9 +25,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from spmdarray.core.registry import HANDLED, REPLICATED
-from spmdarray.core.whole import SLOW
+from spmdarray.core.whole import LANE, SLOW
 from spmdarray.engine.replicas import GIVE_VIEWS, PURE, direct, plain_arguments
 from spmdarray.routines.api_notes import NOTES
+
+#: The compiled lane's :func:`~spmdarray.engine.replicas.direct` without keywords (None: the Python lane alone).
+_DIRECT_C = None if LANE is None else LANE.direct
 
 __all__ = [
     "CATEGORIES",
@@ -351,6 +354,8 @@ def wrap(func, qualname: str, note_key: str | None = None) -> Any:
 
         def wrapper(*args, **kwargs):
             if func in HANDLED:  # replicated arguments: NumPy's own call, without the dispatch
+                if _DIRECT_C is not None and not kwargs and (res := _DIRECT_C(func, args)) is not SLOW:
+                    return res  # (``direct``'s usual case, compiled: ``spmdarray.core._lane``)
                 res = direct(func, args, kwargs)
                 if res is not SLOW:
                     return res

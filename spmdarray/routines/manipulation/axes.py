@@ -83,7 +83,7 @@ def expand_dims(a, axis):
     return _view(a, tuple(None if k in new else slice(None) for k in range(nd)))
 
 
-_REVERSED = (slice(None, None, -1), Ellipsis)
+_REVERSED = (slice(None, None, -1),)  # (one axis: a plain key, the lane's own indexing)
 
 
 @implements(np.flip)
