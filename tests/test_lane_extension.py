@@ -28,6 +28,7 @@ import spmdarray as sp
 from spmdarray.core import array as array_mod
 from spmdarray.core import operators, whole
 from spmdarray.core.storage import Storage
+from spmdarray.routines import docstrings
 from spmdarray.settings import config
 
 BUILT = importlib.util.find_spec("spmdarray.core._lane") is not None
@@ -111,25 +112,27 @@ def test_wrap_makes_what_the_python_wrap_makes(replicated, dtype, shape):
 
 @needs_lane
 def test_wrap_hands_other_results_to_python(replicated, monkeypatch):
-    """An unseen shape, a non-contiguous or borrowed result, a scalar, a tuple, a NumPy subclass,
-    another ``replicate_below``, a replicated result the fuser takes: the Python wrap's."""
+    """An unseen shape, a non-contiguous or borrowed result, a tuple, a NumPy subclass, another
+    ``replicate_below``, a replicated result the fuser takes: the Python wrap's.  A scalar comes
+    back as it is, as the Python wrap gives it."""
     x = sp.zeros(3)
     ctx, be = x._s.ctx, x._s.be
     calls = []
     real = whole._py_wrap
     whole.LANE.init(Storage, numpy.ndarray, whole._KINDS, config, lambda *a: calls.append(a[2]) or real(*a),
-                    whole.NUMPY_SCALARS, whole.SLOW, whole.READERS, whole.NUMBERS)  # fmt: skip
+                    whole.NUMPY_SCALARS, whole.SLOW, whole.READERS, whole.NUMBERS, numpy.may_share_memory)  # fmt: skip
     try:
         base = numpy.arange(12.0).reshape(3, 4)
         real(ctx, be, base.copy())
         real(ctx, be, numpy.ones(7))
         whole.LANE.wrap(ctx, be, base.copy())
-        assert calls == []  # the usual case: C alone
+        for scalar in (numpy.float64(2.5), 3, numpy.bool_(True), None):
+            assert whole.LANE.wrap(ctx, be, scalar) is scalar
+        assert calls == []  # the usual cases: C alone
         others = [
             numpy.ones((5, 11, 13)),  # a shape not seen yet
             numpy.asfortranarray(base),  # not C-contiguous
             base.copy()[:, :],  # a view: not its own data
-            numpy.float64(2.5),  # a scalar
             (numpy.ones(7), numpy.ones(7)),  # a tuple of results
             numpy.ones(7).view(numpy.matrix),  # a subclass
         ]
@@ -154,7 +157,7 @@ def test_wrap_hands_other_results_to_python(replicated, monkeypatch):
             assert len(calls) == 1
     finally:
         whole.LANE.init(Storage, numpy.ndarray, whole._KINDS, config, real, whole.NUMPY_SCALARS, whole.SLOW,
-                        whole.READERS, whole.NUMBERS)  # fmt: skip
+                        whole.READERS, whole.NUMBERS, numpy.may_share_memory)  # fmt: skip
 
 
 OPS = [
@@ -175,7 +178,7 @@ OPS = [
 def _python_only(f, *args):
     """``f(*args)`` with the Python lane alone (the compiled lane's entry points set aside)."""
     names = [(operators, "_BINARY_C"), (operators, "_INPLACE_C"), (array_mod, "_GETITEM_C"), (array_mod, "_UFUNC_C"),
-             (array_mod, "_SETITEM_C")]  # fmt: skip
+             (array_mod, "_SETITEM_C"), (array_mod, "_REDUCE_C"), (docstrings, "_DIRECT_C")]  # fmt: skip
     saved = [getattr(m, n) for m, n in names]
     for m, n in names:
         setattr(m, n, None)
@@ -567,3 +570,72 @@ def test_in_place_updates_of_views_store_nothing_back(replicated):
     c[k] *= 2.0
     c0[k] *= 2.0
     assert_eq(c, c0, exact=True)
+
+
+@pytest.mark.parametrize("dtype", ["f8", "i4", "c16", "U3"])
+def test_regions_assigned_from_arrays_match_numpy(replicated, dtype):
+    """``A[i, :j] = B[k, :j]``, overlapping views of one array (NumPy's copy first), another dtype,
+    a broadcast value, strings (converted whole first), a shape mismatch (NumPy's error, nothing
+    written): on both lanes."""
+    a0 = (ref((5, 6), seed=15) * 9).astype(dtype)
+    b0 = (ref((5, 6), seed=16) * 9).astype("f8" if dtype != "U3" else "U3")
+    stmts = [
+        "a[1, :4] = b[2, :4]",
+        "a[1:, 0] = a[:-1, 0]",  # overlapping, same storage
+        "a[:, ::-1] = a",
+        "a[2] = a[3, ::-1]",
+        "a[:2, 1:3] = b[0, 1:3]",  # broadcast
+        "a[0, :3] = b[0, :4]",  # NumPy's ValueError
+        "a[4, 5] = b[0, :1]",
+    ]
+    for stmt in stmts:
+        an, bn = a0.copy(), b0.copy()
+        err = None
+        try:
+            exec(stmt, {"a": an, "b": bn})
+        except Exception as e:  # noqa: BLE001 - NumPy's exception type is the reference
+            err = type(e)
+        for use_c in (True, False):
+            a, b = sp.array(a0), sp.array(b0)
+
+            def run(a=a, b=b, stmt=stmt, err=err):
+                if err is None:
+                    exec(stmt, {"a": a, "b": b})
+                else:
+                    with pytest.raises(err):
+                        exec(stmt, {"a": a, "b": b})
+
+            run() if use_c else _python_only(run)
+            assert_eq(a, an if err is None else a0, exact=True)
+
+
+@needs_lane
+def test_region_assignment_waits_for_deferred_readers():
+    with config.set(replicate_below=1 << 18, fuse_replicated_min=1, fuse_min_size=0):
+        y0, z0 = numpy.arange(30.0), numpy.ones(30)
+        y, z = sp.array(y0), sp.array(z0)
+        d = y * 2.0  # deferred where the fuser runs: it reads y's storage
+        if d._s.deferred:
+            assert whole.LANE.setitem(y, slice(0, 5), z[:5]) is whole.SLOW
+        y[:5] = z[:5]
+        assert_eq(d, y0 * 2.0, exact=True)
+        y0[:5] = 1.0
+        assert_eq(y, y0, exact=True)
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "min", "max", "mean", "any", "all", "var", "std"])
+@pytest.mark.parametrize("dtype", ["f8", "i8", "?", "c16"])
+def test_full_reductions_match_numpy(replicated, name, dtype):
+    a0 = (ref((4, 3), seed=17) * 3).astype(dtype)
+    a = sp.array(a0)
+    for x, x0 in ((a, a0), (a[1:, ::-1], a0[1:, ::-1]), (a[2], a0[2])):
+        try:
+            want = getattr(x0, name)()
+        except Exception as e:  # noqa: BLE001 - NumPy's exception type is the reference
+            with pytest.raises(type(e)):
+                getattr(x, name)()
+            continue
+        got, py = _both(lambda x=x: getattr(x, name)())
+        assert type(got) is type(want) and type(py) is type(want)
+        assert_eq(got, want, exact=True)
+        assert_eq(py, want, exact=True)

@@ -31,7 +31,8 @@ static PyObject *PyWrap;          /* whole.wrap, the reference and fallback */
 static PyObject *NumpyScalars;    /* frozenset of NumPy's scalar types */
 static PyObject *Slow;            /* whole.SLOW: "not done, take the Python path" */
 static PyObject *Readers;
-static PyObject *Numbers;         /* whole.NUMBERS: scalar types written into the copy by NumPy */         /* thunk.READERS: id of a storage -> deferred arrays reading it */
+static PyObject *Numbers;         /* whole.NUMBERS: scalar types written into the copy by NumPy */
+static PyObject *MayShare;        /* numpy.may_share_memory */         /* thunk.READERS: id of a storage -> deferred arrays reading it */
 static Py_ssize_t MinElide;       /* operators.MIN_ELIDE_BYTES */
 
 static Py_ssize_t a_s, a_map, a_lay, a_loc, a_pend;
@@ -39,7 +40,8 @@ static Py_ssize_t s_ctx, s_be, s_layout, s_dtype, s_alloc, s_origin, s_ghost, s_
     s_flights, s_exposed, s_copies;
 static Py_ssize_t c_whole_lane, c_replicate_below, c_fuse_replicated_min;
 
-static PyObject *str_shape, *str_dtype, *str_flags, *str_c_contiguous, *str_owndata, *str_writeable, *str_nbytes;
+static PyObject *str_shape, *str_dtype, *str_flags, *str_c_contiguous, *str_owndata, *str_writeable, *str_nbytes,
+    *str_kind, *str_copy;
 static PyObject *zero, *one;
 
 #define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
@@ -81,10 +83,10 @@ put(PyObject *o, Py_ssize_t off, PyObject *v)
 static PyObject *
 init(PyObject *self, PyObject *args)
 {
-    PyObject *storage, *nparray, *kinds, *config, *pywrap, *scalars, *slow, *readers, *numbers;
-    if (!PyArg_ParseTuple(args, "O!O!O!OOO!OO!O!", &PyType_Type, &storage, &PyType_Type, &nparray, &PyDict_Type,
+    PyObject *storage, *nparray, *kinds, *config, *pywrap, *scalars, *slow, *readers, *numbers, *mayshare;
+    if (!PyArg_ParseTuple(args, "O!O!O!OOO!OO!O!O", &PyType_Type, &storage, &PyType_Type, &nparray, &PyDict_Type,
                           &kinds, &config, &pywrap, &PyFrozenSet_Type, &scalars, &slow, &PyDict_Type, &readers,
-                          &PyFrozenSet_Type, &numbers))
+                          &PyFrozenSet_Type, &numbers, &mayshare))
         return NULL;
     if (slot_offset(storage, "ctx", &s_ctx) || slot_offset(storage, "be", &s_be) ||
         slot_offset(storage, "layout", &s_layout) || slot_offset(storage, "dtype", &s_dtype) ||
@@ -107,6 +109,7 @@ init(PyObject *self, PyObject *args)
     Py_XSETREF(Slow, Py_NewRef(slow));
     Py_XSETREF(Readers, Py_NewRef(readers));
     Py_XSETREF(Numbers, Py_NewRef(numbers));
+    Py_XSETREF(MayShare, Py_NewRef(mayshare));
     Py_RETURN_NONE;
 }
 
@@ -167,8 +170,11 @@ wrap_impl(PyObject *ctx, PyObject *be, PyObject *res)
         PyErr_SetString(PyExc_RuntimeError, "spmdarray.core._lane.wrap called before init()");
         return NULL;
     }
-    if (Py_TYPE(res) != NpArrayType || ArrayType == NULL)
+    if (Py_TYPE(res) != NpArrayType || ArrayType == NULL) {
+        if (!PyTuple_Check(res) && !PyObject_TypeCheck(res, NpArrayType))
+            return Py_NewRef(res); /* a scalar (NumPy's result of a 0-d operation) as it is */
         return fallback(ctx, be, res);
+    }
     PyObject *shape = PyObject_GetAttr(res, str_shape);
     if (shape == NULL)
         return NULL;
@@ -264,6 +270,24 @@ wrap(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     EXPECT_ARGS(3, "wrap(ctx, be, res)")
     return wrap_impl(args[0], args[1], args[2]);
+}
+
+/* x's whole copy for indexing and assignment (borrowed): x._loc is (id of x._s, ..., True,
+ * copy) with x._s a Storage (not a deferred value); else NULL. */
+static PyObject *
+whole_view(PyObject *x)
+{
+    PyObject *c = SLOT(x, a_loc);
+    PyObject *s = SLOT(x, a_s);
+    if (c == NULL || s == NULL || !PyTuple_CheckExact(c) || PyTuple_GET_SIZE(c) != 4 || Py_TYPE(s) != StorageType)
+        return NULL;
+    PyObject *id = PyTuple_GET_ITEM(c, 0);
+    if (!PyLong_CheckExact(id) || PyLong_AsVoidPtr(id) != (void *)s) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *v = PyTuple_GET_ITEM(c, 3);
+    return PyTuple_GET_ITEM(c, 2) == Py_True && Py_TYPE(v) == NpArrayType ? v : NULL;
 }
 
 /* Whether x is a spmdarray array and the lane is on (the extension initialised). */
@@ -565,10 +589,57 @@ bump(PyObject *s)
     return 0;
 }
 
-/* setitem(self, key, value): ``self[key] = value`` for a number (a type of whole.NUMBERS) and a
- * key of Python integers and slices, into a replicated array's copy (NumPy's assignment, or
- * NumPy's error with nothing written), or the store-back of ``self[key] op= y``; True, or
- * SLOW for every other case. */
+/* ``self[key] = value`` for a key of Python integers and slices and a spmdarray array on the
+ * lane, into a replicated array's copy, as ``whole.setitem`` assigns it: NumPy's assignment of
+ * the value's copy (copied first where the two may share memory), the version bumped; True,
+ * or SLOW for every other case (a deferred value, a string value, a storage with readers). */
+static PyObject *
+assign_region(PyObject *self, PyObject *key, PyObject *value)
+{
+    PyObject *v = whole_view(self);
+    PyObject *val = whole_view(value);
+    PyObject *s = SLOT(self, a_s);
+    if (v == NULL || val == NULL || SLOT(SLOT(value, a_s), s_ctx) != SLOT(s, s_ctx) || MayShare == NULL)
+        return Py_NewRef(Slow);
+    int q = quiet_storage(self, s);
+    if (q <= 0)
+        return q < 0 ? NULL : Py_NewRef(Slow);
+    PyObject *dt = PyObject_GetAttr(val, str_dtype);
+    if (dt == NULL)
+        return NULL;
+    PyObject *kind = PyObject_GetAttr(dt, str_kind);
+    Py_DECREF(dt);
+    if (kind == NULL)
+        return NULL;
+    int text = !PyUnicode_CheckExact(kind) || PyUnicode_GET_LENGTH(kind) != 1 ||
+               strchr("USV", (int)PyUnicode_READ_CHAR(kind, 0)) != NULL;
+    Py_DECREF(kind);
+    if (text)
+        return Py_NewRef(Slow); /* (strings are converted whole first, in Python) */
+    Py_INCREF(s);
+    Py_INCREF(v);
+    Py_INCREF(val);
+    PyObject *out = NULL;
+    PyObject *call[2] = {v, val};
+    PyObject *shared = PyObject_Vectorcall(MayShare, call, 2, NULL);
+    if (shared != NULL) {
+        int sh = PyObject_IsTrue(shared);
+        Py_DECREF(shared);
+        if (sh > 0)
+            Py_SETREF(val, PyObject_CallMethodNoArgs(val, str_copy)); /* NumPy's copy loop may read what it wrote */
+        if (sh >= 0 && val != NULL && PyObject_SetItem(v, key, val) == 0 && bump(s) == 0)
+            out = Py_NewRef(Py_True);
+    }
+    Py_XDECREF(val);
+    Py_DECREF(v);
+    Py_DECREF(s);
+    return out;
+}
+
+/* setitem(self, key, value): ``self[key] = value`` for a number (a type of whole.NUMBERS) or an
+ * array on the lane and a key of Python integers and slices, into a replicated array's copy
+ * (NumPy's assignment, or NumPy's error with nothing written), or the store-back of
+ * ``self[key] op= y``; True, or SLOW for every other case. */
 static PyObject *
 setitem(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -583,7 +654,7 @@ setitem(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
         if (SLOT(value, a_s) == SLOT(self, a_s) && p != NULL && PyTuple_CheckExact(p) && PyTuple_GET_SIZE(p) == 4 &&
             PyTuple_GET_ITEM(p, 1) == key && (PyTuple_GET_ITEM(p, 0) == self || (m && PyTuple_GET_ITEM(p, 0) == m)))
             return Py_NewRef(Py_True);
-        return Py_NewRef(Slow);
+        return plain_key(key) ? assign_region(self, key, value) : Py_NewRef(Slow);
     }
     if (!plain_key(key))
         return Py_NewRef(Slow);
@@ -660,10 +731,29 @@ direct(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     return out;
 }
 
+/* reduce(self, name): ``self.<name>()`` (``sum``, ``max`` ...: no axis, dtype, out, keepdims or
+ * keywords) of an array on the lane, as ``whole.reduce_whole`` computes it: NumPy's method of
+ * the copy, its scalar as it is; SLOW for every other case. */
+static PyObject *
+reduce_plain(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    EXPECT_ARGS(2, "reduce(self, name)")
+    PyObject *self = args[0], *name = args[1];
+    if (!lane_ready(self) || !PyUnicode_CheckExact(name))
+        return Py_NewRef(Slow);
+    PyObject *v = lane_copy(self);
+    if (v == NULL)
+        return Py_NewRef(Slow);
+    Py_INCREF(self);
+    PyObject *res = PyObject_CallMethodNoArgs(v, name);
+    Py_DECREF(self);
+    return res;
+}
+
 static PyMethodDef methods[] = {
     {"init", init, METH_VARARGS,
-     "init(Storage, numpy.ndarray, kinds, config, wrap, numpy_scalars, slow, readers, numbers): the classes and "
-     "tables the lane uses.  Not collective."},
+     "init(Storage, numpy.ndarray, kinds, config, wrap, numpy_scalars, slow, readers, numbers, may_share_memory): "
+     "the classes, tables and functions the lane uses.  Not collective."},
     {"setitem", (PyCFunction)(void (*)(void))setitem, METH_FASTCALL,
      "setitem(self, key, value): a number written into a replicated array, or the store-back of an in-place "
      "operator on a view (True), or SLOW.  Not collective."},
@@ -684,6 +774,8 @@ static PyMethodDef methods[] = {
      "SLOW.  Not collective."},
     {"direct", (PyCFunction)(void (*)(void))direct, METH_FASTCALL,
      "direct(func, args): a pure NumPy function on arrays on the lane, or SLOW.  Not collective."},
+    {"reduce", (PyCFunction)(void (*)(void))reduce_plain, METH_FASTCALL,
+     "reduce(self, name): a full reduction method without arguments on the lane, or SLOW.  Not collective."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -700,9 +792,11 @@ PyInit__lane(void)
     str_owndata = PyUnicode_InternFromString("owndata");
     str_writeable = PyUnicode_InternFromString("writeable");
     str_nbytes = PyUnicode_InternFromString("nbytes");
+    str_kind = PyUnicode_InternFromString("kind");
+    str_copy = PyUnicode_InternFromString("copy");
     zero = PyLong_FromLong(0);
     one = PyLong_FromLong(1);
-    if (!str_shape || !str_dtype || !str_flags || !str_c_contiguous || !str_owndata || !str_writeable || !str_nbytes ||
+    if (!str_shape || !str_dtype || !str_flags || !str_c_contiguous || !str_owndata || !str_writeable || !str_nbytes || !str_kind || !str_copy ||
         !zero || !one)
         return NULL;
     return PyModule_Create(&module);

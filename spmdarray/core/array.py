@@ -54,11 +54,12 @@ __all__ = ["ndarray"]
 
 _NDARRAY = np.ndarray
 _new_object = object.__new__
-#: The compiled lane's ``__getitem__``, ``__setitem__`` and ``__array_ufunc__`` cases (None: the
-#: Python lane alone).
+#: The compiled lane's ``__getitem__``, ``__setitem__``, ``__array_ufunc__`` and full reduction cases
+#: (None: the Python lane alone).
 _GETITEM_C = None if LANE is None else LANE.getitem
 _UFUNC_C = None if LANE is None else LANE.array_ufunc
 _SETITEM_C = None if LANE is None else LANE.setitem
+_REDUCE_C = None if LANE is None else LANE.reduce
 
 
 class ndarray(OperatorsMixin, InteropMixin, SerialMixin, ValuesMixin):  # noqa: N801 - NumPy's name
@@ -785,6 +786,9 @@ def _full(name, x):
 
 
 def _red(name, x, axis, dtype, out, keepdims, **kw):
+    if _REDUCE_C is not None and axis is None and dtype is None and out is None and not keepdims and not kw:
+        if (res := _REDUCE_C(x, name)) is not SLOW:
+            return res  # (``reduce_whole``'s usual case, compiled)
     if out is None and (not kw or kw.keys() == {"ddof"}):
         res = reduce_whole(name, x, axis, dtype, keepdims, kw)
         if res is not SLOW:

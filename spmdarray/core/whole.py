@@ -758,5 +758,5 @@ if config.lane_extension:
     except ImportError:
         LANE = None
 if LANE is not None:
-    LANE.init(Storage, np.ndarray, _KINDS, config, wrap, NUMPY_SCALARS, SLOW, READERS, NUMBERS)
+    LANE.init(Storage, np.ndarray, _KINDS, config, wrap, NUMPY_SCALARS, SLOW, READERS, NUMBERS, np.may_share_memory)
     wrap = LANE.wrap  # noqa: F811 - the compiled wrap (it calls the Python one above for the rest)
