@@ -310,7 +310,8 @@ def test_inplace_computes_deferred_readers_first():
 
 
 KEYS = [0, -1, 3, slice(None), slice(1, None, 2), slice(None, None, -1), (2, 1), (1, slice(None, 2)),
-        (slice(None), 0), (slice(3, 0, -1), slice(None, None, 2)), (), (-2, -3), (slice(5, 9),)]  # fmt: skip
+        (slice(None), 0), (slice(3, 0, -1), slice(None, None, 2)), (), (-2, -3), (slice(5, 9),),
+        (None, 1), (slice(None), None, slice(1, 3)), (None,), (2, None, 3, None)]  # fmt: skip
 
 
 @pytest.mark.parametrize("key", KEYS, ids=repr)
@@ -509,6 +510,10 @@ def test_array_ufunc_hands_other_calls_to_python(replicated):
         "np.dot(a, b)",
         "np.sum(a)",
         "np.sum(a, 0)",
+        "np.sum(a, axis=(0, 1), keepdims=True)",
+        "np.sum(a[:, None, 1:] * b[None, :, 1:], axis=(1, 2))",
+        "np.mean(a, axis=1, dtype='f4')",
+        "np.where(a > 0.5, a, b)",
         "np.where(a > 0.5, a, 0.0)",
         "np.clip(a, 0.2, 0.7)",
         "np.outer(a[0], b[1])",
@@ -544,12 +549,15 @@ def test_flip_is_a_view(replicated):
 def test_direct_hands_other_arguments_to_python(replicated):
     a = sp.array(numpy.arange(4.0))
     slow = whole.SLOW
-    assert whole.LANE.direct(numpy.sum, (a,)) is not slow
-    for args in ((a, numpy.ones(4)), (a, [1, 2]), (numpy.ones(4),), (), (1.0, 2.0)):
-        assert whole.LANE.direct(numpy.dot, args) is slow
+    assert whole.LANE.direct(numpy.sum, (a,), {}) is not slow
+    assert whole.LANE.direct(numpy.sum, (a,), {"axis": (0,), "keepdims": True}) is not slow
+    for args in ((a, numpy.ones(4)), (a, [1, 2]), (numpy.ones(4),), (), (1.0, 2.0), (a, (1, 2))):
+        assert whole.LANE.direct(numpy.dot, args, {}) is slow
+    for kw in ({"out": None}, {"axis": [0]}, {"axis": numpy.int64(0)}, {"where": a}):
+        assert whole.LANE.direct(numpy.sum, (a,), kw) is slow
     with config.set(replicate_below=0):
         b = sp.array(numpy.arange(4.0))
-        assert whole.LANE.direct(numpy.sum, (b,)) is slow
+        assert whole.LANE.direct(numpy.sum, (b,), {}) is slow
 
 
 def test_in_place_updates_of_views_store_nothing_back(replicated):

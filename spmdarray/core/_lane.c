@@ -381,9 +381,10 @@ binary(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     return reflected ? call_wrapped(ufunc, o, v, self, s) : call_wrapped(ufunc, v, o, self, s);
 }
 
-/* Whether key is a Python int or slice, or a tuple of them (``A[i, :k]``). */
+/* Whether key is a Python int or slice, or a tuple of them (``A[i, :k]``), with None
+ * (``np.newaxis``) among them where ``newaxis``. */
 static int
-plain_key(PyObject *key)
+plain_key(PyObject *key, int newaxis)
 {
     PyTypeObject *t = Py_TYPE(key);
     if (t == &PyLong_Type || t == &PySlice_Type)
@@ -391,16 +392,17 @@ plain_key(PyObject *key)
     if (t != &PyTuple_Type)
         return 0;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(key); i++) {
-        PyTypeObject *u = Py_TYPE(PyTuple_GET_ITEM(key, i));
-        if (u != &PyLong_Type && u != &PySlice_Type)
+        PyObject *k = PyTuple_GET_ITEM(key, i);
+        PyTypeObject *u = Py_TYPE(k);
+        if (u != &PyLong_Type && u != &PySlice_Type && !(newaxis && k == Py_None))
             return 0;
     }
     return 1;
 }
 
 /* getitem(self, key): ``ndarray.__getitem__`` of a replicated array with a key of Python
- * integers and slices: NumPy's scalar, or a view whose map is made when first read; SLOW
- * for every other case. */
+ * integers, slices and None: NumPy's scalar, or a view whose map is made when first read
+ * (``whole.lazy_view``); SLOW for every other case. */
 static PyObject *
 getitem(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -416,7 +418,7 @@ getitem(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     PyObject *id = PyTuple_GET_ITEM(c, 0);
     PyObject *v = PyTuple_GET_ITEM(c, 3);
     if (!PyLong_CheckExact(id) || PyLong_AsVoidPtr(id) != (void *)s || PyTuple_GET_ITEM(c, 2) != Py_True ||
-        Py_TYPE(v) != NpArrayType || !PyLong_CheckExact(m) || !plain_key(key)) {
+        Py_TYPE(v) != NpArrayType || !PyLong_CheckExact(m) || !plain_key(key, 1)) {
         PyErr_Clear();
         return Py_NewRef(Slow);
     }
@@ -654,9 +656,9 @@ setitem(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
         if (SLOT(value, a_s) == SLOT(self, a_s) && p != NULL && PyTuple_CheckExact(p) && PyTuple_GET_SIZE(p) == 4 &&
             PyTuple_GET_ITEM(p, 1) == key && (PyTuple_GET_ITEM(p, 0) == self || (m && PyTuple_GET_ITEM(p, 0) == m)))
             return Py_NewRef(Py_True);
-        return plain_key(key) ? assign_region(self, key, value) : Py_NewRef(Slow);
+        return plain_key(key, 0) ? assign_region(self, key, value) : Py_NewRef(Slow);
     }
-    if (!plain_key(key))
+    if (!plain_key(key, 0))
         return Py_NewRef(Slow);
     int r = PySet_Contains(Numbers, (PyObject *)Py_TYPE(value));
     if (r <= 0)
@@ -685,18 +687,42 @@ setitem(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     return out;
 }
 
-/* direct(func, args): ``engine.replicas.direct`` without keywords: ``func`` (a NumPy function
- * that never writes an argument nor returns a view of one) called by NumPy on the copies of
- * arrays on the lane, with Python scalars, strings and None as they are, wrapped; SLOW for
- * every other case. */
+/* Whether a is a Python scalar, a string, None or a tuple of Python ints (``replicas._plain``). */
+static int
+plain_value(PyObject *a)
+{
+    PyTypeObject *t = Py_TYPE(a);
+    if (t == &PyLong_Type || t == &PyFloat_Type || t == &PyComplex_Type || t == &PyBool_Type ||
+        t == &PyUnicode_Type || a == Py_None)
+        return 1;
+    if (t != &PyTuple_Type)
+        return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(a); i++)
+        if (!PyLong_CheckExact(PyTuple_GET_ITEM(a, i)))
+            return 0;
+    return 1;
+}
+
+/* direct(func, args, kwargs): ``engine.replicas.direct``: ``func`` (a NumPy function that never
+ * writes an argument nor returns a view of one) called by NumPy on the copies of arrays on
+ * the lane, with Python scalars, strings and None as they are, and keywords (not ``out``)
+ * that are each a Python scalar, a string, None or a tuple of ints (``axis=(1, 2)``),
+ * wrapped; SLOW for every other case. */
 static PyObject *
 direct(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 {
-    EXPECT_ARGS(2, "direct(func, args)")
-    PyObject *func = args[0], *fargs = args[1];
+    EXPECT_ARGS(3, "direct(func, args, kwargs)")
+    PyObject *func = args[0], *fargs = args[1], *kwargs = args[2];
     if (ArrayType == NULL || Config == NULL || SLOT(Config, c_whole_lane) != Py_True || !PyTuple_CheckExact(fargs) ||
-        PyTuple_GET_SIZE(fargs) > 8)
+        PyTuple_GET_SIZE(fargs) > 8 || !PyDict_CheckExact(kwargs))
         return Py_NewRef(Slow);
+    if (PyDict_GET_SIZE(kwargs)) {
+        Py_ssize_t pos = 0;
+        PyObject *k, *val;
+        while (PyDict_Next(kwargs, &pos, &k, &val))
+            if (!PyUnicode_CheckExact(k) || PyUnicode_CompareWithASCIIString(k, "out") == 0 || !plain_value(val))
+                return Py_NewRef(Slow);
+    }
     Py_ssize_t n = PyTuple_GET_SIZE(fargs);
     PyObject *call[8];
     PyObject *s = NULL;
@@ -710,8 +736,7 @@ direct(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
             s = SLOT(a, a_s);
             call[i] = v;
         }
-        else if (t == &PyLong_Type || t == &PyFloat_Type || t == &PyComplex_Type || t == &PyBool_Type ||
-                 t == &PyUnicode_Type || a == Py_None)
+        else if (t != &PyTuple_Type && plain_value(a))
             call[i] = a;
         else
             return Py_NewRef(Slow);
@@ -719,8 +744,19 @@ direct(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     if (s == NULL)
         return Py_NewRef(Slow);
     Py_INCREF(fargs); /* (holds the arguments and their copies while NumPy runs) */
+    Py_INCREF(kwargs);
     Py_INCREF(s);
-    PyObject *res = PyObject_Vectorcall(func, call, n, NULL);
+    PyObject *res;
+    if (PyDict_GET_SIZE(kwargs)) {
+        PyObject *t = PyTuple_New(n);
+        for (Py_ssize_t i = 0; t != NULL && i < n; i++)
+            PyTuple_SET_ITEM(t, i, Py_NewRef(call[i]));
+        res = t ? PyObject_Call(func, t, kwargs) : NULL;
+        Py_XDECREF(t);
+    }
+    else
+        res = PyObject_Vectorcall(func, call, n, NULL);
+    Py_DECREF(kwargs);
     PyObject *out = NULL;
     if (res != NULL) {
         out = wrap_impl(SLOT(s, s_ctx), SLOT(s, s_be), res);
@@ -773,7 +809,7 @@ static PyMethodDef methods[] = {
      "array_ufunc(self, ufunc, method, inputs, kwargs): a ufunc called on arrays on the lane and numbers, or "
      "SLOW.  Not collective."},
     {"direct", (PyCFunction)(void (*)(void))direct, METH_FASTCALL,
-     "direct(func, args): a pure NumPy function on arrays on the lane, or SLOW.  Not collective."},
+     "direct(func, args, kwargs): a pure NumPy function on arrays on the lane, or SLOW.  Not collective."},
     {"reduce", (PyCFunction)(void (*)(void))reduce_plain, METH_FASTCALL,
      "reduce(self, name): a full reduction method without arguments on the lane, or SLOW.  Not collective."},
     {NULL, NULL, 0, NULL},

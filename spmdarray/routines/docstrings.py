@@ -29,7 +29,7 @@ from spmdarray.core.whole import LANE, SLOW
 from spmdarray.engine.replicas import GIVE_VIEWS, PURE, direct, plain_arguments
 from spmdarray.routines.api_notes import NOTES
 
-#: The compiled lane's :func:`~spmdarray.engine.replicas.direct` without keywords (None: the Python lane alone).
+#: The compiled lane's :func:`~spmdarray.engine.replicas.direct` (None: the Python lane alone).
 _DIRECT_C = None if LANE is None else LANE.direct
 
 __all__ = [
@@ -354,7 +354,7 @@ def wrap(func, qualname: str, note_key: str | None = None) -> Any:
 
         def wrapper(*args, **kwargs):
             if func in HANDLED:  # replicated arguments: NumPy's own call, without the dispatch
-                if _DIRECT_C is not None and not kwargs and (res := _DIRECT_C(func, args)) is not SLOW:
+                if _DIRECT_C is not None and (res := _DIRECT_C(func, args, kwargs)) is not SLOW:
                     return res  # (``direct``'s usual case, compiled: ``spmdarray.core._lane``)
                 res = direct(func, args, kwargs)
                 if res is not SLOW:
