@@ -99,3 +99,19 @@ def fuse_everything(monkeypatch, compiler: str) -> None:
     device = spmdarray.empty(0)._st.be.is_device
     if compiler == "numba" and (_fusion_run._device_kernels() if device else _fusion_run._kernels()) is None:
         pytest.skip("no kernel compiler (numba, or CuPy's ElementwiseKernel on the device backend)")
+
+
+def python_lane_only(monkeypatch) -> None:
+    """Set the compiled lane (``spmdarray.core._lane``) aside for one test: the Python lane's
+    functions and methods alone, as with ``SPMDARRAY_LANE_EXTENSION=0``."""
+    from spmdarray.core import array as array_mod
+    from spmdarray.core import operators
+    from spmdarray.routines import docstrings
+
+    for mod, name in ((operators, "_BINARY_C"), (array_mod, "_UFUNC_C"), (array_mod, "_REDUCE_C"),
+                      (docstrings, "_DIRECT_C")):  # fmt: skip
+        monkeypatch.setattr(mod, name, None)
+    for cls in (operators.OperatorsMixin, spmdarray.ndarray):
+        for name, attr in list(vars(cls).items()):
+            if type(attr).__name__ == "LaneMethod":
+                monkeypatch.setattr(cls, name, attr.__wrapped__)

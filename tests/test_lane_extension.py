@@ -22,13 +22,12 @@ import sys
 
 import numpy
 import pytest
-from helpers import assert_eq, ref, world
+from helpers import assert_eq, python_lane_only, ref, world
 
 import spmdarray as sp
 from spmdarray.core import array as array_mod
 from spmdarray.core import operators, whole
 from spmdarray.core.storage import Storage
-from spmdarray.routines import docstrings
 from spmdarray.settings import config
 
 BUILT = importlib.util.find_spec("spmdarray.core._lane") is not None
@@ -90,9 +89,11 @@ def test_the_lane_is_loaded_where_built():
         assert whole.LANE is None
     elif config.lane_extension:
         assert whole.LANE is not None and whole.wrap is whole.LANE.wrap
-        assert operators._BINARY_C is whole.LANE.binary and array_mod._GETITEM_C is whole.LANE.getitem
+        assert operators._BINARY_C is whole.LANE.binary and array_mod._UFUNC_C is whole.LANE.array_ufunc
+        assert type(sp.ndarray.__dict__["__getitem__"]).__name__ == "LaneMethod"
     else:
-        assert whole.LANE is None and operators._BINARY_C is None and array_mod._GETITEM_C is None
+        assert whole.LANE is None and operators._BINARY_C is None and array_mod._UFUNC_C is None
+        assert callable(sp.ndarray.__dict__["__getitem__"]) and sp.ndarray.__getitem__.__name__ == "__getitem__"
 
 
 @needs_lane
@@ -177,16 +178,9 @@ OPS = [
 
 def _python_only(f, *args):
     """``f(*args)`` with the Python lane alone (the compiled lane's entry points set aside)."""
-    names = [(operators, "_BINARY_C"), (operators, "_INPLACE_C"), (array_mod, "_GETITEM_C"), (array_mod, "_UFUNC_C"),
-             (array_mod, "_SETITEM_C"), (array_mod, "_REDUCE_C"), (docstrings, "_DIRECT_C")]  # fmt: skip
-    saved = [getattr(m, n) for m, n in names]
-    for m, n in names:
-        setattr(m, n, None)
-    try:
+    with pytest.MonkeyPatch.context() as mp:
+        python_lane_only(mp)
         return f(*args)
-    finally:
-        for (m, n), v in zip(names, saved):
-            setattr(m, n, v)
 
 
 def _both(f, *args):

@@ -14,7 +14,7 @@ import sys
 
 import numpy
 import pytest
-from helpers import assert_eq
+from helpers import assert_eq, python_lane_only
 
 import spmdarray as sp
 from spmdarray.core import operators, refs
@@ -224,7 +224,7 @@ def _wraps(monkeypatch) -> list:
     """Count the operators' results (their Python lane's: the compiled lane, which hands every
     operand of ``MIN_ELIDE_BYTES`` or more to it, is set aside so that the count sees all)."""
     made = []
-    monkeypatch.setattr(operators, "_BINARY_C", None)
+    python_lane_only(monkeypatch)
     real = operators.wrap
     monkeypatch.setattr(operators, "wrap", lambda *a: made.append(1) or real(*a))
     return made

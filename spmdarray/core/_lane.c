@@ -41,7 +41,7 @@ static Py_ssize_t s_ctx, s_be, s_layout, s_dtype, s_alloc, s_origin, s_ghost, s_
 static Py_ssize_t c_whole_lane, c_replicate_below, c_fuse_replicated_min;
 
 static PyObject *str_shape, *str_dtype, *str_flags, *str_c_contiguous, *str_owndata, *str_writeable, *str_nbytes,
-    *str_kind, *str_copy;
+    *str_kind, *str_copy, *str_map;
 static PyObject *zero, *one;
 
 #define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
@@ -458,7 +458,7 @@ getitem(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
             out = Py_NewRef(Slow);
             goto done;
         }
-        parent = PyObject_GetAttrString(self, "_map");
+        parent = SLOT(self, a_map) != NULL ? Py_NewRef(SLOT(self, a_map)) : PyObject_GetAttr(self, str_map);
         if (parent == NULL)
             goto done;
     }
@@ -786,6 +786,140 @@ reduce_plain(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     return res;
 }
 
+/* ------------------------------------------------------------------ methods
+ * A LaneMethod is the class attribute ``ndarray.__getitem__`` (or ``__setitem__``): its compiled
+ * case first, then the Python method it holds for every other case.  It is a method
+ * descriptor, as a Python function is: CPython's slot functions call it with the instance
+ * first and no bound method; ``x.__getitem__`` binds it. */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *(*impl)(PyObject *, PyObject *const *, Py_ssize_t);
+    PyObject *fallback; /* the Python method */
+    PyObject *ufunc;    /* an operator's ufunc (NULL for indexing) */
+    PyObject *reflected; /* an operator's side: Py_True for ``__radd__`` */
+} LaneMethod;
+
+static PyObject *
+lane_method_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    LaneMethod *m = (LaneMethod *)op;
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if (kwnames == NULL && n >= 1 && Py_TYPE(args[0]) == ArrayType) {
+        PyObject *r;
+        if (m->ufunc == NULL)
+            r = m->impl(NULL, args, n);
+        else if (n != 2)
+            r = Py_NewRef(Slow);
+        else if (m->reflected == NULL) {
+            PyObject *a[3] = {m->ufunc, args[0], args[1]};
+            r = m->impl(NULL, a, 3);
+        }
+        else {
+            PyObject *a[4] = {m->ufunc, args[0], args[1], m->reflected};
+            r = m->impl(NULL, a, 4);
+        }
+        if (r != Slow) {
+            if (r == Py_True && m->impl == setitem) {
+                Py_DECREF(r);
+                Py_RETURN_NONE; /* (``__setitem__`` returns None) */
+            }
+            return r;
+        }
+        Py_DECREF(r);
+    }
+    return PyObject_Vectorcall(m->fallback, args, n, kwnames);
+}
+
+static PyObject *
+lane_method_get(PyObject *op, PyObject *obj, PyObject *type)
+{
+    if (obj == NULL || obj == Py_None)
+        return Py_NewRef(op);
+    return PyMethod_New(op, obj);
+}
+
+static void
+lane_method_dealloc(PyObject *op)
+{
+    Py_XDECREF(((LaneMethod *)op)->fallback);
+    Py_XDECREF(((LaneMethod *)op)->ufunc);
+    Py_XDECREF(((LaneMethod *)op)->reflected);
+    Py_TYPE(op)->tp_free(op);
+}
+
+static PyObject *
+lane_method_doc(PyObject *op, void *closure)
+{
+    return PyObject_GetAttrString(((LaneMethod *)op)->fallback, "__doc__");
+}
+
+static PyObject *
+lane_method_wrapped(PyObject *op, void *closure)
+{
+    return Py_NewRef(((LaneMethod *)op)->fallback);
+}
+
+static PyGetSetDef lane_method_getset[] = {
+    {"__doc__", lane_method_doc, NULL, "The Python method's docstring.", NULL},
+    {"__wrapped__", lane_method_wrapped, NULL, "The Python method, which takes the cases not compiled.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject LaneMethodType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "spmdarray.core._lane.LaneMethod",
+    .tp_basicsize = sizeof(LaneMethod),
+    .tp_dealloc = lane_method_dealloc,
+    .tp_vectorcall_offset = offsetof(LaneMethod, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_METHOD_DESCRIPTOR | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "A method of ndarray: its compiled case, then the Python method for the rest.",
+    .tp_descr_get = lane_method_get,
+    .tp_getset = lane_method_getset,
+};
+
+/* method(name, fallback[, ufunc]): the LaneMethod ``__getitem__`` or ``__setitem__``, or the
+ * binary operator ``__add__``, ``__radd__`` or ``__iadd__`` (and so on) of ``ufunc``, over the
+ * Python method ``fallback``. */
+static PyObject *
+method(PyObject *mod, PyObject *args)
+{
+    const char *name;
+    PyObject *fallback, *ufunc = NULL;
+    if (!PyArg_ParseTuple(args, "sO|O", &name, &fallback, &ufunc))
+        return NULL;
+    PyObject *(*impl)(PyObject *, PyObject *const *, Py_ssize_t);
+    PyObject *reflected = NULL;
+    size_t len = strlen(name);
+    if (strcmp(name, "__getitem__") == 0 && ufunc == NULL)
+        impl = getitem;
+    else if (strcmp(name, "__setitem__") == 0 && ufunc == NULL)
+        impl = setitem;
+    else if (ufunc != NULL && len > 5 && strncmp(name, "__i", 3) == 0)
+        impl = inplace;
+    else if (ufunc != NULL && len > 5 && strncmp(name, "__r", 3) == 0) {
+        impl = binary;
+        reflected = Py_True;
+    }
+    else if (ufunc != NULL && len > 4 && strncmp(name, "__", 2) == 0) {
+        impl = binary;
+        reflected = Py_False;
+    }
+    else
+        return PyErr_Format(PyExc_ValueError, "method: no compiled %s (with ufunc %R)", name, ufunc);
+    if (!PyCallable_Check(fallback))
+        return PyErr_Format(PyExc_TypeError, "method: the fallback %R is not callable", fallback);
+    LaneMethod *m = PyObject_New(LaneMethod, &LaneMethodType);
+    if (m == NULL)
+        return NULL;
+    m->vectorcall = lane_method_call;
+    m->impl = impl;
+    m->fallback = Py_NewRef(fallback);
+    m->ufunc = ufunc ? Py_NewRef(ufunc) : NULL;
+    m->reflected = reflected ? Py_NewRef(reflected) : NULL;
+    return (PyObject *)m;
+}
+
 static PyMethodDef methods[] = {
     {"init", init, METH_VARARGS,
      "init(Storage, numpy.ndarray, kinds, config, wrap, numpy_scalars, slow, readers, numbers, may_share_memory): "
@@ -812,6 +946,9 @@ static PyMethodDef methods[] = {
      "direct(func, args, kwargs): a pure NumPy function on arrays on the lane, or SLOW.  Not collective."},
     {"reduce", (PyCFunction)(void (*)(void))reduce_plain, METH_FASTCALL,
      "reduce(self, name): a full reduction method without arguments on the lane, or SLOW.  Not collective."},
+    {"method", method, METH_VARARGS,
+     "method(name, fallback[, ufunc]): ndarray.__getitem__, __setitem__ or an operator of ufunc, compiled, over "
+     "the Python method fallback.  Not collective."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -830,10 +967,13 @@ PyInit__lane(void)
     str_nbytes = PyUnicode_InternFromString("nbytes");
     str_kind = PyUnicode_InternFromString("kind");
     str_copy = PyUnicode_InternFromString("copy");
+    str_map = PyUnicode_InternFromString("_map");
     zero = PyLong_FromLong(0);
     one = PyLong_FromLong(1);
-    if (!str_shape || !str_dtype || !str_flags || !str_c_contiguous || !str_owndata || !str_writeable || !str_nbytes || !str_kind || !str_copy ||
+    if (!str_shape || !str_dtype || !str_flags || !str_c_contiguous || !str_owndata || !str_writeable || !str_nbytes || !str_kind || !str_copy || !str_map ||
         !zero || !one)
+        return NULL;
+    if (PyType_Ready(&LaneMethodType) < 0)
         return NULL;
     return PyModule_Create(&module);
 }

@@ -54,11 +54,9 @@ __all__ = ["ndarray"]
 
 _NDARRAY = np.ndarray
 _new_object = object.__new__
-#: The compiled lane's ``__getitem__``, ``__setitem__``, ``__array_ufunc__`` and full reduction cases
-#: (None: the Python lane alone).
-_GETITEM_C = None if LANE is None else LANE.getitem
+#: The compiled lane's ``__array_ufunc__`` and full reduction cases (None: the Python lane alone;
+#: ``__getitem__`` and ``__setitem__`` are replaced at the end of this module).
 _UFUNC_C = None if LANE is None else LANE.array_ufunc
-_SETITEM_C = None if LANE is None else LANE.setitem
 _REDUCE_C = None if LANE is None else LANE.reduce
 
 
@@ -276,8 +274,6 @@ class ndarray(OperatorsMixin, InteropMixin, SerialMixin, ValuesMixin):  # noqa: 
 
     # ----------------------------------------------------------- indexing
     def __getitem__(self, key):
-        if _GETITEM_C is not None and (r := _GETITEM_C(self, key)) is not SLOW:
-            return r  # a replicated array's plain-key case below, compiled (``spmdarray.core._lane``)
         c = self._loc
         if c is not None and c[0] == id(self._s) and (c[3] is not None or c[2] is None):  # (``whole_copy``, inline)
             v = c[3] if config.whole_lane else None  # (None where this rank does not hold all of it)
@@ -340,8 +336,6 @@ class ndarray(OperatorsMixin, InteropMixin, SerialMixin, ValuesMixin):  # noqa: 
         return view._scalar() if scalar else view
 
     def __setitem__(self, key, value) -> None:
-        if _SETITEM_C is not None and _SETITEM_C(self, key, value) is not SLOW:
-            return  # a number into a replicated array, below, compiled (``spmdarray.core._lane``)
         tv = type(value)
         tk = type(key)
         if tv in NUMBERS and (tk is tuple or tk is int or tk is slice):
@@ -798,3 +792,8 @@ def _red(name, x, axis, dtype, out, keepdims, **kw):
 
 calibrate(ndarray)
 register(ndarray, MIN_ELIDE_BYTES)
+if LANE is not None:
+    # ``x[key]`` and ``x[key] = v`` try the compiled lane's cases first (a replicated array, a plain
+    # key), with no Python frame, then the methods above (``__wrapped__``) for everything else.
+    ndarray.__getitem__ = LANE.method("__getitem__", ndarray.__getitem__)
+    ndarray.__setitem__ = LANE.method("__setitem__", ndarray.__setitem__)

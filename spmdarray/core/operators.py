@@ -273,9 +273,9 @@ def _scalar_power(x, e):
     return None
 
 
-#: The compiled lane test of ``op`` and ``rop`` below (None: the Python lane alone).
+#: The compiled lane's binary operator (``__matmul__`` calls it; the other operators are
+#: compiled methods over the Python ones below, see ``_compiled``; None: the Python lane alone).
 _BINARY_C = None if LANE is None else LANE.binary
-_INPLACE_C = None if LANE is None else LANE.inplace
 
 
 def _binary(name: str, ufunc):
@@ -284,8 +284,6 @@ def _binary(name: str, ufunc):
     def op(self, other):
         if power and (u := _scalar_power(self, other)) is not None:
             return _POWER_OPS[u](self)
-        if _BINARY_C is not None and (r := _BINARY_C(ufunc, self, other, False)) is not SLOW:
-            return r  # the usual case of the lane below, compiled (``spmdarray.core._lane``)
         c = self._loc
         # (``local``, inline for a replicated array: on the lane whatever its size; no local
         # holds the storage on the way to ``_apply``, whose temporary reuse counts its references)
@@ -314,8 +312,6 @@ def _binary(name: str, ufunc):
         return _apply(ufunc, self, other, "l")
 
     def rop(self, other):
-        if _BINARY_C is not None and (r := _BINARY_C(ufunc, self, other, True)) is not SLOW:
-            return r  # (as ``op``)
         c = self._loc
         v = c[1] if c is not None and c[0] == id(self._s) and c[2] and config.whole_lane else local(self)
         if v is None and self._loc[2] is None:
@@ -341,8 +337,6 @@ def _binary(name: str, ufunc):
             else:
                 ops.elementwise(u, (self,), out=(self,))
             return self
-        if _INPLACE_C is not None and _INPLACE_C(ufunc, self, other) is not SLOW:
-            return self  # the usual case of the lane below, compiled
         v = writable(self)
         if v is not None:
             d = other._loc if type(other) is type(self) else None  # (``operand``, inline for a replicated array)
@@ -432,13 +426,20 @@ class OperatorsMixin:
         return ops.elementwise(np.divmod, (other, self), nout=2)
 
 
+def _compiled(name: str, func, ufunc):
+    """The operator ``name`` as set on the class: where the compiled lane is built, a method
+    that tries its case first with no Python frame, then ``func`` (``__wrapped__``); ``**``
+    stays Python's (``x ** 2`` is NumPy's ``square``, not ``power``)."""
+    if LANE is None or name in ("__pow__", "__rpow__", "__ipow__"):
+        return func
+    return LANE.method(name, func, ufunc)
+
+
 for _n, _u in _BINARY.items():
-    _o, _r, _i = _binary(_n, _u)
-    setattr(OperatorsMixin, f"__{_n}__", _o)
-    setattr(OperatorsMixin, f"__r{_n}__", _r)
-    setattr(OperatorsMixin, f"__i{_n}__", _i)
+    for _name, _f in zip((f"__{_n}__", f"__r{_n}__", f"__i{_n}__"), _binary(_n, _u)):
+        setattr(OperatorsMixin, _name, _compiled(_name, _f, _u))
 for _n, _u in _COMPARE.items():
-    setattr(OperatorsMixin, f"__{_n}__", _binary(_n, _u)[0])
+    setattr(OperatorsMixin, f"__{_n}__", _compiled(f"__{_n}__", _binary(_n, _u)[0], _u))
 for _n, _u in _UNARY.items():
     setattr(OperatorsMixin, f"__{_n}__", _unary(_n, _u))
 
