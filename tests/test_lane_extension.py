@@ -22,13 +22,17 @@ import sys
 
 import numpy
 import pytest
-from helpers import assert_eq, python_lane_only, ref, world
+from helpers import assert_eq, backend, python_lane_only, ref, world
 
 import spmdarray as sp
 from spmdarray.core import array as array_mod
 from spmdarray.core import operators, whole
 from spmdarray.core.storage import Storage
 from spmdarray.settings import config
+
+# The lane holds host copies: on a device backend (CuPy, or its CPU stand-in) every array here
+# takes the engine, whose own tests cover it.
+pytestmark = pytest.mark.skipif(backend().is_device, reason="host arrays: the lane is NumPy's")
 
 BUILT = importlib.util.find_spec("spmdarray.core._lane") is not None
 needs_lane = pytest.mark.skipif(whole.LANE is None, reason="the compiled lane is not built or is off")
