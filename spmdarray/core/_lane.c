@@ -1,18 +1,22 @@
-/* The whole-array lane's hot paths in C: wrapping NumPy's result of an operation on
- * arrays every rank holds whole, and the binary operators' test for that case.
+/* The whole-array lane's hot paths in C (spmdarray.core._lane).
  *
- * Each function does exactly what the Python code of spmdarray.core.whole (wrap) and
- * spmdarray.core.operators (the lane test of the binary operators) does in its usual
- * case, and hands every other case to that Python code: a result of a shape not seen
- * yet, a NumPy result that is not a C-contiguous array of its own, an array off the
- * lane, an operand of another kind.  The Python code stays the reference; with
- * SPMDARRAY_LANE_EXTENSION=0 (config.lane_extension) it runs alone, and the test suite
- * runs both ways.  Nothing here is collective: the lane computes the same thing on
- * every rank and sends nothing.
+ * The whole-array lane (spmdarray.core.whole) runs an operation whose arrays every rank
+ * holds whole as NumPy's own call on each rank's copy.  This module computes its usual
+ * cases: wrapping NumPy's result (whole.wrap), the binary, reflected, in-place and
+ * comparison operators, x[key] and x[key] = v with keys of integers, slices and None,
+ * ufunc calls and the pure registered functions without array keywords, the full
+ * reductions without arguments, and @ between two arrays.  Each function does exactly
+ * what the Python code does in that case, and hands every other case to it (a result
+ * of a shape not seen yet, a NumPy result that is not a C-contiguous array of its own,
+ * an array off the lane, an operand of another kind, a storage with deferred readers):
+ * it returns whole.SLOW, or calls the Python method it wraps.  The Python code stays
+ * the reference; with SPMDARRAY_LANE_EXTENSION=0 (config.lane_extension) it runs alone,
+ * and the test suite runs both ways.  Nothing here is collective: the lane computes the
+ * same thing on every rank and sends nothing.
  *
  * The objects it makes are the Python classes' own (ndarray, Storage): allocated by
- * their type and their __slots__ stored at the offsets of the slots' member
- * descriptors, read once by init().
+ * their type, their __slots__ stored at the offsets of the slots' member descriptors,
+ * read once by init() and register().
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -30,9 +34,9 @@ static PyObject *Config;          /* spmdarray.settings.config */
 static PyObject *PyWrap;          /* whole.wrap, the reference and fallback */
 static PyObject *NumpyScalars;    /* frozenset of NumPy's scalar types */
 static PyObject *Slow;            /* whole.SLOW: "not done, take the Python path" */
-static PyObject *Readers;
+static PyObject *Readers;         /* thunk.READERS: id of a storage -> deferred arrays reading it */
 static PyObject *Numbers;         /* whole.NUMBERS: scalar types written into the copy by NumPy */
-static PyObject *MayShare;        /* numpy.may_share_memory */         /* thunk.READERS: id of a storage -> deferred arrays reading it */
+static PyObject *MayShare;        /* numpy.may_share_memory */
 static Py_ssize_t MinElide;       /* operators.MIN_ELIDE_BYTES */
 
 static Py_ssize_t a_s, a_map, a_lay, a_loc, a_pend;
