@@ -745,9 +745,10 @@ def _split(ctx, res):
     return _ARRAY._new(st, None)
 
 
-#: The compiled lane (``spmdarray.core._lane``): :func:`wrap`'s usual case and the binary
-#: operators' lane test in C, exactly as the Python code here and in
-#: :mod:`spmdarray.core.operators` computes them, which stays the reference and takes every
+#: The compiled lane (``spmdarray.core._lane``): the usual cases of this lane in C (:func:`wrap`,
+#: the operators, indexing and assignment, ufunc calls, full reductions, the pure functions;
+#: see docs/design.md), exactly as the Python code here, in :mod:`spmdarray.core.operators`
+#: and :mod:`spmdarray.core.array` computes them, which stays the reference and takes every
 #: other case.  None where the extension was not built (a source tree without a C
 #: compiler) or ``config.lane_extension`` was off when this module was imported.
 LANE = None
