@@ -645,3 +645,45 @@ def test_full_reductions_match_numpy(replicated, name, dtype):
         assert type(got) is type(want) and type(py) is type(want)
         assert_eq(got, want, exact=True)
         assert_eq(py, want, exact=True)
+
+
+@pytest.mark.parametrize("dtype", ["f8", "f4", "i8", "c16"])
+@pytest.mark.parametrize("e", [2, -1, 0.5, 3, 1.5, -2, 0, numpy.float64(2.0), numpy.int64(2), True, 2.0])
+def test_powers_match_numpy(replicated, dtype, e):
+    """``x ** e``, ``e ** x`` and ``x **= e``: NumPy's own exponents (``x ** 2`` is ``square``,
+    ``x ** -1`` ``reciprocal``, ``x ** 0.5`` ``sqrt``) stay Python's, the others are compiled;
+    NumPy's values bit for bit, or NumPy's exception type, on both lanes."""
+    a0 = (numpy.abs(ref((3, 4), seed=18)) * 3 + 1).astype(dtype)
+    a = sp.array(a0)
+    for f in (lambda u: u**e, lambda u: e**u, lambda u: u[1:, ::-1] ** e):
+        with numpy.errstate(all="ignore"):
+            try:
+                want = f(a0)
+            except Exception as err:  # noqa: BLE001 - NumPy's exception type is the reference
+                with pytest.raises(type(err)):
+                    f(a)
+                continue
+            got, py = _both(f, a)
+        assert_eq(got, want, exact=True)
+        assert_eq(py, want, exact=True)
+    for use_c in (True, False):
+        x, xn = sp.array(a0), a0.copy()
+        err = None
+        with numpy.errstate(all="ignore"):
+            try:
+                xn **= e
+            except Exception as ex:  # noqa: BLE001
+                err = type(ex)
+
+            def ipow(x=x, err=err):
+                with numpy.errstate(all="ignore"):
+                    if err is None:
+                        y = x
+                        y **= e
+                    else:
+                        with pytest.raises(err):
+                            y = x
+                            y **= e
+
+            ipow() if use_c else _python_only(ipow)
+        assert_eq(x, xn if err is None else a0, exact=True)

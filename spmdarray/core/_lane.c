@@ -799,10 +799,23 @@ typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
     PyObject *(*impl)(PyObject *, PyObject *const *, Py_ssize_t);
-    PyObject *fallback; /* the Python method */
-    PyObject *ufunc;    /* an operator's ufunc (NULL for indexing) */
-    PyObject *reflected; /* an operator's side: Py_True for ``__radd__`` */
+    PyObject *fallback;  /* the Python method */
+    PyObject *ufunc;     /* an operator's ufunc (NULL for indexing) */
+    PyObject *reflected; /* an operator's side: Py_True for ``__radd__``, NULL in place */
+    int power;           /* ``**`` and ``**=``: NumPy's own exponents go to Python */
 } LaneMethod;
+
+/* Whether ``x ** e`` may be NumPy's ``square``, ``reciprocal`` or ``sqrt`` (operators._scalar_power). */
+static int
+special_power(PyObject *e)
+{
+    if (PyLong_CheckExact(e)) {
+        int overflow;
+        long v = PyLong_AsLongAndOverflow(e, &overflow);
+        return !overflow && (v == 2 || v == -1);
+    }
+    return PyFloat_CheckExact(e) && PyFloat_AS_DOUBLE(e) == 0.5;
+}
 
 static PyObject *
 lane_method_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
@@ -813,7 +826,7 @@ lane_method_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *k
         PyObject *r;
         if (m->ufunc == NULL)
             r = m->impl(NULL, args, n);
-        else if (n != 2)
+        else if (n != 2 || (m->power && special_power(args[1])))
             r = Py_NewRef(Slow);
         else if (m->reflected == NULL) {
             PyObject *a[3] = {m->ufunc, args[0], args[1]};
@@ -895,17 +908,18 @@ method(PyObject *mod, PyObject *args)
     PyObject *(*impl)(PyObject *, PyObject *const *, Py_ssize_t);
     PyObject *reflected = NULL;
     size_t len = strlen(name);
+    int dunder = len > 4 && strncmp(name, "__", 2) == 0 && strcmp(name + len - 2, "__") == 0;
     if (strcmp(name, "__getitem__") == 0 && ufunc == NULL)
         impl = getitem;
     else if (strcmp(name, "__setitem__") == 0 && ufunc == NULL)
         impl = setitem;
-    else if (ufunc != NULL && len > 5 && strncmp(name, "__i", 3) == 0)
+    else if (ufunc != NULL && dunder && len > 5 && strncmp(name, "__i", 3) == 0)
         impl = inplace;
-    else if (ufunc != NULL && len > 5 && strncmp(name, "__r", 3) == 0) {
+    else if (ufunc != NULL && dunder && len > 5 && strncmp(name, "__r", 3) == 0) {
         impl = binary;
         reflected = Py_True;
     }
-    else if (ufunc != NULL && len > 4 && strncmp(name, "__", 2) == 0) {
+    else if (ufunc != NULL && dunder) {
         impl = binary;
         reflected = Py_False;
     }
@@ -921,6 +935,7 @@ method(PyObject *mod, PyObject *args)
     m->fallback = Py_NewRef(fallback);
     m->ufunc = ufunc ? Py_NewRef(ufunc) : NULL;
     m->reflected = reflected ? Py_NewRef(reflected) : NULL;
+    m->power = strcmp(name, "__pow__") == 0 || strcmp(name, "__ipow__") == 0;
     return (PyObject *)m;
 }
 

@@ -428,11 +428,10 @@ class OperatorsMixin:
 
 def _compiled(name: str, func, ufunc):
     """The operator ``name`` as set on the class: where the compiled lane is built, a method
-    that tries its case first with no Python frame, then ``func`` (``__wrapped__``); ``**``
-    stays Python's (``x ** 2`` is NumPy's ``square``, not ``power``)."""
-    if LANE is None or name in ("__pow__", "__rpow__", "__ipow__"):
-        return func
-    return LANE.method(name, func, ufunc)
+    that tries its case first with no Python frame, then ``func`` (``__wrapped__``).  ``x ** e``
+    for the exponents NumPy computes otherwise (``x ** 2`` is ``square``: ``_scalar_power``)
+    goes to ``func``."""
+    return func if LANE is None else LANE.method(name, func, ufunc)
 
 
 for _n, _u in _BINARY.items():
