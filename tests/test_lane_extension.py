@@ -93,10 +93,10 @@ def test_the_lane_is_loaded_where_built():
         assert whole.LANE is None
     elif config.lane_extension:
         assert whole.LANE is not None and whole.wrap is whole.LANE.wrap
-        assert operators._BINARY_C is whole.LANE.binary and array_mod._UFUNC_C is whole.LANE.array_ufunc
+        assert operators._BINARY_C is whole.LANE.binary and array_mod._REDUCE_C is whole.LANE.reduce
         assert type(sp.ndarray.__dict__["__getitem__"]).__name__ == "LaneMethod"
     else:
-        assert whole.LANE is None and operators._BINARY_C is None and array_mod._UFUNC_C is None
+        assert whole.LANE is None and operators._BINARY_C is None and array_mod._REDUCE_C is None
         assert callable(sp.ndarray.__dict__["__getitem__"]) and sp.ndarray.__getitem__.__name__ == "__getitem__"
 
 
@@ -491,14 +491,20 @@ def test_ufunc_calls_match_numpy_and_the_python_lane(replicated, ufunc, dtype):
 def test_array_ufunc_hands_other_calls_to_python(replicated):
     a = sp.array(numpy.arange(4.0))
     slow = whole.SLOW
-    assert whole.LANE.array_ufunc(a, numpy.sqrt, "__call__", (a,), {}) is not slow
-    assert whole.LANE.array_ufunc(a, numpy.sqrt, "__call__", (a,), {"out": None}) is slow  # keywords
-    assert whole.LANE.array_ufunc(a, numpy.add, "reduce", (a,), {}) is slow  # methods
-    assert whole.LANE.array_ufunc(a, numpy.add, "__call__", (a, numpy.ones(4)), {}) is slow  # a NumPy array
-    assert whole.LANE.array_ufunc(a, numpy.add, "__call__", (a, [1.0] * 4), {}) is slow  # a list
+    assert whole.LANE.array_ufunc(a, numpy.sqrt, "__call__", a) is not slow
+    assert whole.LANE.array_ufunc(a, numpy.add, "reduce", a) is slow  # methods
+    assert whole.LANE.array_ufunc(a, numpy.add, "__call__", a, numpy.ones(4)) is slow  # a NumPy array
+    assert whole.LANE.array_ufunc(a, numpy.add, "__call__", a, [1.0] * 4) is slow  # a list
+    assert whole.LANE.array_ufunc(a, numpy.add, "__call__") is slow  # no input
     with config.set(replicate_below=0):
         b = sp.array(numpy.arange(4.0))
-        assert whole.LANE.array_ufunc(b, numpy.sqrt, "__call__", (b,), {}) is slow  # not replicated
+        assert whole.LANE.array_ufunc(b, numpy.sqrt, "__call__", b) is slow  # not replicated
+    # Keywords (``out=``, ``where=``, ``dtype=``) reach the Python method: NumPy's values.
+    out = sp.zeros(4)
+    assert numpy.sqrt(a, out=out) is out
+    assert_eq(out, numpy.sqrt(numpy.arange(4.0)), exact=True)
+    assert_eq(numpy.add(a, 1, dtype="f4"), numpy.add(numpy.arange(4.0), 1, dtype="f4"), exact=True)
+    assert_eq(numpy.add.reduce(a), numpy.add.reduce(numpy.arange(4.0)), exact=True)
 
 
 @pytest.mark.parametrize(

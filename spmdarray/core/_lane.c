@@ -530,38 +530,39 @@ inplace(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     return out;
 }
 
-/* array_ufunc(self, ufunc, method, inputs, kwargs): ``ndarray.__array_ufunc__`` for a call
- * without keywords whose inputs are arrays on the lane and numbers (``np.sqrt(a)``,
- * ``alpha * A[:i, k]``: NumPy's scalar operators call the ufunc), as ``whole.ufunc_call``
- * computes it: NumPy's call on the copies, wrapped; SLOW for every other case. */
+/* array_ufunc(self, ufunc, method, *inputs): ``ndarray.__array_ufunc__`` (as a LaneMethod: NumPy
+ * calls it with the keywords apart, and any keyword goes to Python) for a call whose inputs
+ * are arrays on the lane and numbers (``np.sqrt(a)``, ``alpha * A[:i, k]``: NumPy's scalar
+ * operators call the ufunc), as ``whole.ufunc_call`` computes it: NumPy's call on the
+ * copies, wrapped; SLOW for every other case. */
 static PyObject *
 array_ufunc(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 {
-    EXPECT_ARGS(5, "array_ufunc(self, ufunc, method, inputs, kwargs)")
-    PyObject *self = args[0], *ufunc = args[1], *method = args[2], *inputs = args[3], *kwargs = args[4];
-    if (!lane_ready(self) || !PyTuple_CheckExact(inputs) || PyTuple_GET_SIZE(inputs) > 3 ||
-        PyTuple_GET_SIZE(inputs) == 0 || !PyDict_CheckExact(kwargs) || PyDict_GET_SIZE(kwargs) ||
-        !PyUnicode_CheckExact(method) || PyUnicode_CompareWithASCIIString(method, "__call__") != 0)
+    if (nargs < 4 || nargs > 6)
+        return Py_NewRef(Slow);
+    PyObject *self = args[0], *ufunc = args[1], *method = args[2];
+    if (!lane_ready(self) || !PyUnicode_CheckExact(method) ||
+        PyUnicode_CompareWithASCIIString(method, "__call__") != 0)
         return Py_NewRef(Slow);
     PyObject *s = SLOT(self, a_s);
     if (s == NULL || Py_TYPE(s) != StorageType)
         return Py_NewRef(Slow);
     PyObject *ctx = SLOT(s, s_ctx);
-    Py_ssize_t n = PyTuple_GET_SIZE(inputs);
+    Py_ssize_t n = nargs - 3;
     PyObject *call[3];
     for (Py_ssize_t i = 0; i < n; i++) {
-        call[i] = lane_operand(PyTuple_GET_ITEM(inputs, i), ctx, 1);
+        call[i] = lane_operand(args[3 + i], ctx, 1);
         if (call[i] == NULL)
             return PyErr_Occurred() ? NULL : Py_NewRef(Slow);
     }
-    Py_INCREF(inputs); /* (holds the operands and their copies while NumPy runs) */
+    Py_INCREF(self); /* (the operands, and so their copies, are the caller's while NumPy runs) */
     PyObject *res = PyObject_Vectorcall(ufunc, call, n, NULL);
     PyObject *out = NULL;
     if (res != NULL) {
         out = wrap_impl(ctx, SLOT(s, s_be), res);
         Py_DECREF(res);
     }
-    Py_DECREF(inputs);
+    Py_DECREF(self);
     return out;
 }
 
@@ -895,7 +896,8 @@ static PyTypeObject LaneMethodType = {
     .tp_getset = lane_method_getset,
 };
 
-/* method(name, fallback[, ufunc]): the LaneMethod ``__getitem__`` or ``__setitem__``, or the
+/* method(name, fallback[, ufunc]): the LaneMethod ``__getitem__``, ``__setitem__`` or
+ * ``__array_ufunc__``, or the
  * binary operator ``__add__``, ``__radd__`` or ``__iadd__`` (and so on) of ``ufunc``, over the
  * Python method ``fallback``. */
 static PyObject *
@@ -911,6 +913,8 @@ method(PyObject *mod, PyObject *args)
     int dunder = len > 4 && strncmp(name, "__", 2) == 0 && strcmp(name + len - 2, "__") == 0;
     if (strcmp(name, "__getitem__") == 0 && ufunc == NULL)
         impl = getitem;
+    else if (strcmp(name, "__array_ufunc__") == 0 && ufunc == NULL)
+        impl = array_ufunc;
     else if (strcmp(name, "__setitem__") == 0 && ufunc == NULL)
         impl = setitem;
     else if (ufunc != NULL && dunder && len > 5 && strncmp(name, "__i", 3) == 0)
@@ -959,15 +963,15 @@ static PyMethodDef methods[] = {
      "getitem(self, key): ndarray.__getitem__ of a replicated array with integers and slices, or SLOW.  "
      "Not collective."},
     {"array_ufunc", (PyCFunction)(void (*)(void))array_ufunc, METH_FASTCALL,
-     "array_ufunc(self, ufunc, method, inputs, kwargs): a ufunc called on arrays on the lane and numbers, or "
-     "SLOW.  Not collective."},
+     "array_ufunc(self, ufunc, method, *inputs): a ufunc called on arrays on the lane and numbers, or SLOW.  "
+     "Not collective."},
     {"direct", (PyCFunction)(void (*)(void))direct, METH_FASTCALL,
      "direct(func, args, kwargs): a pure NumPy function on arrays on the lane, or SLOW.  Not collective."},
     {"reduce", (PyCFunction)(void (*)(void))reduce_plain, METH_FASTCALL,
      "reduce(self, name): a full reduction method without arguments on the lane, or SLOW.  Not collective."},
     {"method", method, METH_VARARGS,
-     "method(name, fallback[, ufunc]): ndarray.__getitem__, __setitem__ or an operator of ufunc, compiled, over "
-     "the Python method fallback.  Not collective."},
+     "method(name, fallback[, ufunc]): ndarray.__getitem__, __setitem__, __array_ufunc__ or an operator of "
+     "ufunc, compiled, over the Python method fallback.  Not collective."},
     {NULL, NULL, 0, NULL},
 };
 

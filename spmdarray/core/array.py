@@ -54,9 +54,8 @@ __all__ = ["ndarray"]
 
 _NDARRAY = np.ndarray
 _new_object = object.__new__
-#: The compiled lane's ``__array_ufunc__`` and full reduction cases (None: the Python lane alone;
-#: ``__getitem__`` and ``__setitem__`` are replaced at the end of this module).
-_UFUNC_C = None if LANE is None else LANE.array_ufunc
+#: The compiled lane's full reductions (None: the Python lane alone; ``__getitem__``,
+#: ``__setitem__`` and ``__array_ufunc__`` are replaced at the end of this module).
 _REDUCE_C = None if LANE is None else LANE.reduce
 
 
@@ -236,8 +235,6 @@ class ndarray(OperatorsMixin, InteropMixin, SerialMixin, ValuesMixin):  # noqa: 
 
     # ------------------------------------------------------------- numpy
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if _UFUNC_C is not None and (r := _UFUNC_C(self, ufunc, method, inputs, kwargs)) is not SLOW:
-            return r  # arrays on the lane and numbers, no keywords (below, and ``ufunc_call``), compiled
         if len(inputs) == 2 and method == "__call__" and not kwargs:
             # A NumPy scalar (or the 0-d array NumPy's scalar comparisons make of it) and a
             # array on the lane (``alpha * A[i, k] * A[:i, k]``: NumPy's scalar operators call the
@@ -797,3 +794,5 @@ if LANE is not None:
     # key), with no Python frame, then the methods above (``__wrapped__``) for everything else.
     ndarray.__getitem__ = LANE.method("__getitem__", ndarray.__getitem__)
     ndarray.__setitem__ = LANE.method("__setitem__", ndarray.__setitem__)
+    # NumPy's ufuncs on arrays on the lane and numbers, called without keywords, likewise.
+    ndarray.__array_ufunc__ = LANE.method("__array_ufunc__", ndarray.__array_ufunc__)
