@@ -341,4 +341,4 @@ for step in determinism openmpi py313; do
 done
 
 banner "summary"
-echo "run_all.sh: ALL PASSED: ruff, sdist and wheel checked, import contracts, the installed wheel serially and at 2 ranks, scaling figures, pytest at 3 and 4 ranks, fusion forced at 2 ranks, emulated device backend at 1 and 2 ranks, examples, $phdf5, docs site and its examples$others (${SECONDS}s)"
+echo "run_all.sh: ALL PASSED: ruff, sdist and wheel checked, import contracts, the installed wheel serially and at 2 ranks, scaling figures, pytest at 3 and 4 ranks, fusion forced at 2 ranks, the Python lane alone, emulated device backend at 1 and 2 ranks, examples, $phdf5, docs site and its examples$others (${SECONDS}s)"
