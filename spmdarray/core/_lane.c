@@ -276,10 +276,12 @@ wrap(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return wrap_impl(args[0], args[1], args[2]);
 }
 
-/* x's whole copy for indexing and assignment (borrowed): x._loc is (id of x._s, ..., True,
- * copy) with x._s a Storage (not a deferred value); else NULL. */
+/* Entry k of x._loc (borrowed): its copy on the lane (k = 1, as the operators read it
+ * inline) or its copy for indexing and assignment (k = 3), where x._loc is (id of x._s, copy,
+ * True, copy) with x._s a Storage (not a deferred value) and that entry a NumPy array; else
+ * NULL (no error). */
 static PyObject *
-whole_view(PyObject *x)
+lane_entry(PyObject *x, Py_ssize_t k)
 {
     PyObject *c = SLOT(x, a_loc);
     PyObject *s = SLOT(x, a_s);
@@ -290,35 +292,18 @@ whole_view(PyObject *x)
         PyErr_Clear();
         return NULL;
     }
-    PyObject *v = PyTuple_GET_ITEM(c, 3);
+    PyObject *v = PyTuple_GET_ITEM(c, k);
     return PyTuple_GET_ITEM(c, 2) == Py_True && Py_TYPE(v) == NpArrayType ? v : NULL;
 }
+
+#define lane_copy(x) lane_entry((x), 1)
+#define whole_view(x) lane_entry((x), 3)
 
 /* Whether x is a spmdarray array and the lane is on (the extension initialised). */
 static inline int
 lane_ready(PyObject *x)
 {
     return ArrayType != NULL && Config != NULL && Py_TYPE(x) == ArrayType && SLOT(Config, c_whole_lane) == Py_True;
-}
-
-/* x's copy on the lane (borrowed), as the binary operators read it inline: x._loc is
- * (id of x._s, copy, True, ...) with x._s a Storage; else NULL. */
-static PyObject *
-lane_copy(PyObject *x)
-{
-    PyObject *c = SLOT(x, a_loc);
-    PyObject *s = SLOT(x, a_s);
-    if (c == NULL || s == NULL || !PyTuple_CheckExact(c) || PyTuple_GET_SIZE(c) != 4 || Py_TYPE(s) != StorageType)
-        return NULL;
-    PyObject *id = PyTuple_GET_ITEM(c, 0);
-    if (!PyLong_CheckExact(id) || PyLong_AsVoidPtr(id) != (void *)s) {
-        PyErr_Clear();
-        return NULL;
-    }
-    PyObject *v = PyTuple_GET_ITEM(c, 1);
-    if (PyTuple_GET_ITEM(c, 2) != Py_True || Py_TYPE(v) != NpArrayType)
-        return NULL;
-    return v;
 }
 
 /* The lane's form of operand ``other`` (borrowed) for an operation on context ctx: a Python
@@ -412,25 +397,25 @@ getitem(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 {
     EXPECT_ARGS(2, "getitem(self, key)")
     PyObject *self = args[0], *key = args[1];
-    if (!lane_ready(self))
+    if (!lane_ready(self) || !plain_key(key, 1))
         return Py_NewRef(Slow);
-    PyObject *c = SLOT(self, a_loc);
-    PyObject *s = SLOT(self, a_s);
+    PyObject *v = whole_view(self);
     PyObject *m = SLOT(Config, c_fuse_replicated_min);
-    if (c == NULL || s == NULL || m == NULL || !PyTuple_CheckExact(c) || PyTuple_GET_SIZE(c) != 4)
+    PyObject *p = SLOT(self, a_pend);
+    /* (fuse_replicated_min 0: every view stays on the lane; else ``fuses`` decides, in Python) */
+    if (v == NULL || m == NULL || !PyLong_CheckExact(m) || PyObject_Not(m) != 1 || p == NULL ||
+        (p != Py_None && !(PyTuple_CheckExact(p) && PyTuple_GET_SIZE(p) == 4)))
         return Py_NewRef(Slow);
-    PyObject *id = PyTuple_GET_ITEM(c, 0);
-    PyObject *v = PyTuple_GET_ITEM(c, 3);
-    if (!PyLong_CheckExact(id) || PyLong_AsVoidPtr(id) != (void *)s || PyTuple_GET_ITEM(c, 2) != Py_True ||
-        Py_TYPE(v) != NpArrayType || !PyLong_CheckExact(m) || !plain_key(key, 1)) {
-        PyErr_Clear();
-        return Py_NewRef(Slow);
+    /* The new view's parent: this view's map (made now if unmade: at most one unmade view lies
+     * between a view and a made map), or this view itself while its own parent's map is made. */
+    int own_map = p == Py_None || Py_TYPE(PyTuple_GET_ITEM(p, 0)) == ArrayType;
+    if (!own_map) {
+        own_map = PyObject_IsTrue(PyTuple_GET_ITEM(p, 3));
+        if (own_map < 0)
+            return NULL;
     }
-    int m0 = PyObject_Not(m); /* (fuse_replicated_min 0: every view stays on the lane) */
-    if (m0 != 1) {
-        PyErr_Clear();
-        return Py_NewRef(Slow);
-    }
+    PyObject *s = SLOT(self, a_s);
+    PyObject *id = PyTuple_GET_ITEM(SLOT(self, a_loc), 0);
     Py_INCREF(self);
     Py_INCREF(v);
     PyObject *out = NULL, *parent = NULL, *shape = NULL, *loc = NULL, *pend = NULL;
@@ -443,31 +428,15 @@ getitem(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     if (shape == NULL)
         goto done;
     if (!PyTuple_CheckExact(shape) || PyTuple_GET_SIZE(shape) == 0) {
-        out = Py_NewRef(Slow);
+        out = Py_NewRef(Slow); /* (a 0-d result: ``whole.lazy_view``'s other branch) */
         goto done;
     }
-    PyObject *p = SLOT(self, a_pend);
-    if (p == NULL) {
-        out = Py_NewRef(Slow);
-        goto done;
-    }
-    if (p == Py_None || !PyTuple_CheckExact(p) || PyTuple_GET_SIZE(p) != 4 ||
-        PyTuple_GET_ITEM(p, 3) != Py_False || Py_TYPE(PyTuple_GET_ITEM(p, 0)) == ArrayType) {
-        /* (at most one unmade view between a view and a made map: this map, made now if unmade) */
-        if (p != Py_None && !(PyTuple_CheckExact(p) && PyTuple_GET_SIZE(p) == 4)) {
-            out = Py_NewRef(Slow);
-            goto done;
-        }
-        if (p != Py_None && PyTuple_GET_ITEM(p, 3) != Py_False && PyTuple_GET_ITEM(p, 3) != Py_True) {
-            out = Py_NewRef(Slow);
-            goto done;
-        }
-        parent = SLOT(self, a_map) != NULL ? Py_NewRef(SLOT(self, a_map)) : PyObject_GetAttr(self, str_map);
-        if (parent == NULL)
-            goto done;
-    }
-    else
+    if (!own_map)
         parent = Py_NewRef(self);
+    else if (SLOT(self, a_map) != NULL)
+        parent = Py_NewRef(SLOT(self, a_map));
+    else if ((parent = PyObject_GetAttr(self, str_map)) == NULL)
+        goto done;
     loc = PyTuple_Pack(4, id, r, Py_True, r);
     pend = loc ? PyTuple_Pack(4, parent, key, shape, Py_False) : NULL;
     PyObject *o = pend ? ArrayType->tp_alloc(ArrayType, 0) : NULL;
