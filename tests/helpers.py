@@ -114,3 +114,5 @@ def python_lane_only(monkeypatch) -> None:
         for name, attr in list(vars(cls).items()):
             if type(attr).__name__ == "LaneMethod":
                 monkeypatch.setattr(cls, name, attr.__wrapped__)
+            elif type(attr) is property and type(attr.fget).__name__ == "LaneMethod":  # ``x.T``, ``x.shape``
+                monkeypatch.setattr(cls, name, property(attr.fget.__wrapped__, attr.fset, doc=attr.__doc__))

@@ -95,6 +95,9 @@ def test_the_lane_is_loaded_where_built():
         assert whole.LANE is not None and whole.wrap is whole.LANE.wrap
         assert operators._BINARY_C is whole.LANE.binary and array_mod._REDUCE_C is whole.LANE.reduce
         assert type(sp.ndarray.__dict__["__getitem__"]).__name__ == "LaneMethod"
+        for name in ("T", "shape", "ndim", "size", "dtype"):
+            assert type(sp.ndarray.__dict__[name].fget).__name__ == "LaneMethod", name
+        assert whole.LANE.numpy_layout()  # (NumPy's array fields as wrap reads them: checked at init)
     else:
         assert whole.LANE is None and operators._BINARY_C is None and array_mod._REDUCE_C is None
         assert callable(sp.ndarray.__dict__["__getitem__"]) and sp.ndarray.__getitem__.__name__ == "__getitem__"
@@ -124,8 +127,10 @@ def test_wrap_hands_other_results_to_python(replicated, monkeypatch):
     ctx, be = x._s.ctx, x._s.be
     calls = []
     real = whole._py_wrap
-    whole.LANE.init(Storage, numpy.ndarray, whole._KINDS, config, lambda *a: calls.append(a[2]) or real(*a),
-                    whole.NUMPY_SCALARS, whole.SLOW, whole.READERS, whole.NUMBERS, numpy.may_share_memory)  # fmt: skip
+    args = list(whole.LANE_INIT)
+    assert args[4] is real
+    args[4] = lambda *a: calls.append(a[2]) or real(*a)
+    whole.LANE.init(*args)
     try:
         base = numpy.arange(12.0).reshape(3, 4)
         real(ctx, be, base.copy())
@@ -161,8 +166,7 @@ def test_wrap_hands_other_results_to_python(replicated, monkeypatch):
             whole.LANE.wrap(ctx, be, numpy.ones(7))  # 7 >= 5: ``fuses`` decides, in Python
             assert len(calls) == 1
     finally:
-        whole.LANE.init(Storage, numpy.ndarray, whole._KINDS, config, real, whole.NUMPY_SCALARS, whole.SLOW,
-                        whole.READERS, whole.NUMBERS, numpy.may_share_memory)  # fmt: skip
+        whole.LANE.init(*whole.LANE_INIT)
 
 
 OPS = [
@@ -658,9 +662,9 @@ def test_full_reductions_match_numpy(replicated, name, dtype):
 @pytest.mark.parametrize("dtype", ["f8", "f4", "i8", "c16"])
 @pytest.mark.parametrize("e", [2, -1, 0.5, 3, 1.5, -2, 0, numpy.float64(2.0), numpy.int64(2), True, 2.0])
 def test_powers_match_numpy(replicated, dtype, e):
-    """``x ** e``, ``e ** x`` and ``x **= e``: NumPy's own exponents (``x ** 2`` is ``square``,
-    ``x ** -1`` ``reciprocal``, ``x ** 0.5`` ``sqrt``) stay Python's, the others are compiled;
-    NumPy's values bit for bit, or NumPy's exception type, on both lanes."""
+    """``x ** e``, ``e ** x`` and ``x **= e``, NumPy's own exponents too (``x ** 2`` is
+    ``square``, ``x ** -1`` ``reciprocal``, ``x ** 0.5`` ``sqrt``: compiled for ``**``, Python's
+    for ``**=``): NumPy's values bit for bit, or NumPy's exception type, on both lanes."""
     a0 = (numpy.abs(ref((3, 4), seed=18)) * 3 + 1).astype(dtype)
     a = sp.array(a0)
     for f in (lambda u: u**e, lambda u: e**u, lambda u: u[1:, ::-1] ** e):
@@ -695,3 +699,193 @@ def test_powers_match_numpy(replicated, dtype, e):
 
             ipow() if use_c else _python_only(ipow)
         assert_eq(x, xn if err is None else a0, exact=True)
+
+
+def _python_calls(f) -> int:
+    """The Python functions called while ``f()`` runs (0: compiled all the way)."""
+    calls = []
+
+    def prof(frame, event, arg):
+        if event == "call":
+            calls.append(frame.f_code.co_name)
+
+    sys.setprofile(prof)
+    try:
+        f()
+    finally:
+        sys.setprofile(None)
+    return len([c for c in calls if c != "<lambda>"])
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "a.T",
+        "a.T.T",
+        "a[1:, ::-1].T",
+        "a[::-2].T[1:]",
+        "a[2].T",
+        "a.T[1:3, ::-1].T",
+        "c.T",
+        "c[1:, :, ::-1].T",
+        "a[:, 0:1].T - a[:, 0:1]",
+    ],
+)
+def test_transposes_match_numpy_and_the_python_lane(replicated, expr):
+    """``x.T`` of arrays and views (unmade maps of views of views, negative steps, 1-D and 3-D):
+    NumPy's values bit for bit, the same view map and layout as the Python lane composes, and
+    writes through the view reach the base."""
+    a0, c0 = ref((5, 4), seed=30), ref((3, 4, 2), seed=31)
+    a, c = sp.array(a0), sp.array(c0)
+    ns = {"a": a, "c": c}
+    got, py = _both(lambda: eval(expr, ns))
+    want = eval(expr, {"a": a0, "c": c0})
+    assert_eq(got, want, exact=True)
+    assert_eq(py, want, exact=True)
+    if got._s is a._s or got._s is c._s:  # a view: the same map and layout, composed when first read
+        assert got._map == py._map and got._layout == py._layout
+        got[...] = -1.0
+        want[...] = -1.0
+        assert_eq(a, a0, exact=True)
+        assert_eq(c, c0, exact=True)
+
+
+@needs_lane
+def test_transpose_and_powers_are_compiled(replicated):
+    """``x.T``, ``x ** 2`` and ``x[idx]`` on the lane call no Python function; off the lane (a
+    split array) they take the Python methods, whose results match NumPy's."""
+    a = sp.array(numpy.abs(ref((6, 5), seed=32)) + 1)
+    idx = sp.array(numpy.array([0, 2, 5]))
+    for f in (lambda: a.T, lambda: a[1:].T, lambda: a**2, lambda: a**0.5, lambda: a ** (-1), lambda: a[idx]):
+        f()  # (the first call of a shape may take the Python wrap)
+        assert _python_calls(f) == 0
+    assert type(a.T).__name__ == "ndarray"
+    with config.set(replicate_below=0):
+        s0 = ref((6, 5), seed=33)
+        s = sp.array(s0)
+        assert _python_calls(lambda: s.T) > 0
+        assert_eq(s.T, s0.T, exact=True)
+        assert_eq(s**2, s0**2, exact=True)
+
+
+@pytest.mark.parametrize("dtype", ["i8", "i4", "u2", "?"])
+def test_index_arrays_match_numpy_and_the_python_lane(replicated, dtype):
+    """``x[k]`` for an integer or boolean spmdarray array ``k`` every rank holds: NumPy's advanced
+    indexing (a new array), its IndexError, bit for bit on both lanes."""
+    x0 = ref((7,), seed=34)
+    m0 = ref((4, 3), seed=35)
+    x, m = sp.array(x0), sp.array(m0)
+    if dtype == "?":
+        keys = [x0 > 0, numpy.zeros(7, bool)]
+        mkeys = [m0 > 0, (m0 > 0)[:, 0]]
+    else:
+        keys = [numpy.array([0, 3, 6, 3], dtype), numpy.array([], dtype), numpy.arange(7, dtype=dtype)[::-2]]
+        mkeys = [numpy.array([1, 0], dtype)]
+        if dtype[0] == "i":
+            keys.append(numpy.array([-1, -7], dtype))
+    for arr, arr0, ks in ((x, x0, keys), (m, m0, mkeys)):
+        for k0 in ks:
+            k = sp.array(k0)
+            got, py = _both(lambda arr=arr, k=k: arr[k])
+            assert_eq(got, arr0[k0], exact=True)
+            assert_eq(py, arr0[k0], exact=True)
+            got[...] = 0  # a new array: the base is unchanged
+            assert_eq(arr, arr0, exact=True)
+    bad = numpy.array([0, 7], "i8") if dtype != "?" else numpy.ones(6, bool)
+    with pytest.raises(IndexError):
+        x0[bad]
+    for f in (lambda: x[sp.array(bad)], lambda: _python_only(lambda: x[sp.array(bad)])):
+        with pytest.raises(IndexError):
+            f()
+
+
+@needs_lane
+def test_index_arrays_hand_other_keys_to_python(replicated):
+    x = sp.array(ref((5,), seed=36))
+    getitem = whole.LANE.getitem
+    assert getitem(x, sp.array(numpy.array([0, 1]))) is not whole.SLOW
+    assert getitem(x, sp.array(numpy.array([0.0, 1.0]))) is whole.SLOW  # (NumPy's IndexError, in Python)
+    with pytest.raises(IndexError):
+        x[sp.array(numpy.array([0.0, 1.0]))]
+    with config.set(replicate_below=0):
+        k = sp.array(numpy.array([0, 1]))
+        assert getitem(x, k) is whole.SLOW  # a split key
+        assert_eq(x[k], numpy.asarray(x)[[0, 1]], exact=True)
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "np.hstack((a, b))",
+        "np.hstack([a[:, 1:], b, a[:, ::-1]])",
+        "np.vstack((a, b[1:]))",
+        "np.concatenate((a, b), axis=1)",
+        "np.concatenate([a, b], axis=None)",
+        "np.concatenate((a, b), dtype='f4')",
+        "np.stack((a, b, a), axis=-1)",
+        "np.column_stack((a[:, 0], b[:, 1]))",
+        "np.triu(a, 1)",
+        "np.tril(a[::-1], -1)",
+        "np.hstack((a,))",
+        "np.hstack((a, b[:2]))",
+        "np.stack((a, b[:2]))",
+    ],
+)
+def test_sequences_of_arrays_match_numpy(replicated, expr):
+    """The pure functions of sequences of arrays (``np.hstack((a, b))``) and ``triu``/``tril``:
+    NumPy's values, dtypes and exceptions on both lanes, a new array (the inputs unchanged)."""
+    a0, b0 = ref((4, 3), seed=37), ref((4, 3), seed=38)
+    a, b = sp.array(a0), sp.array(b0)
+    try:
+        want = eval(expr, {"np": numpy, "a": a0, "b": b0})
+    except Exception as err:  # noqa: BLE001 - NumPy's exception type is the reference
+        for f in (lambda: eval(expr, {"np": sp, "a": a, "b": b}),):
+            with pytest.raises(type(err)):
+                f()
+            with pytest.raises(type(err)):
+                _python_only(f)
+        return
+    got, py = _both(lambda: eval(expr, {"np": sp, "a": a, "b": b}))
+    assert_eq(got, want, exact=True)
+    assert_eq(py, want, exact=True)
+    got[...] = 0
+    assert_eq(a, a0, exact=True)
+    assert_eq(b, b0, exact=True)
+
+
+@needs_lane
+def test_direct_sequences_hand_other_arguments_to_python(replicated):
+    a, b = sp.array(numpy.arange(4.0)), sp.array(numpy.ones(4))
+    direct = whole.LANE.direct
+    assert direct(numpy.hstack, ((a, b),), {}) is not whole.SLOW
+    assert direct(numpy.hstack, ([a, b],), {}) is not whole.SLOW
+    for seq in ((a, numpy.ones(4)), (a, 1.0), (), [numpy.ones(4), a]):
+        assert direct(numpy.hstack, (seq,), {}) is whole.SLOW
+    assert_eq(sp.hstack((a, numpy.ones(4))), numpy.hstack((numpy.arange(4.0), numpy.ones(4))), exact=True)
+    with config.set(replicate_below=0):
+        s = sp.array(numpy.arange(4.0))
+        assert direct(numpy.hstack, ((a, s),), {}) is whole.SLOW
+        assert_eq(sp.hstack((a, s)), numpy.hstack((numpy.arange(4.0), numpy.arange(4.0))), exact=True)
+    with config.set(replicate_below=6):  # a result past the threshold: split, NumPy's values
+        r = sp.hstack((a, b))
+        assert_eq(r, numpy.hstack((numpy.arange(4.0), numpy.ones(4))), exact=True)
+
+
+@pytest.mark.parametrize("expr", ["a", "a[1:, ::-1]", "a.T[0]", "a[2, 1]", "c", "c[:, 1]", "z"])
+def test_metadata_matches_numpy_and_the_python_lane(replicated, expr):
+    """``shape``, ``ndim``, ``size`` and ``dtype`` (compiled getters where the array holds its
+    whole copy): NumPy's, on both lanes, for arrays, lazy views, split arrays and 0-d arrays."""
+    a0, c0 = ref((5, 4), seed=40), ref((3, 4, 2), seed=41).astype("f4")
+    a, c, z = sp.array(a0), sp.array(c0), sp.array(numpy.float64(2.5))
+    want = eval(expr, {"a": a0, "c": c0, "z": numpy.array(2.5)})
+    for ns in ({"a": a, "c": c, "z": z}, None):
+        if ns is None:
+            with config.set(replicate_below=0):
+                ns = {"a": sp.array(a0), "c": sp.array(c0), "z": z}
+        x = eval(expr, ns)
+        for attr in ("shape", "ndim", "size", "dtype"):
+            got, py = _both(lambda x=x, attr=attr: getattr(x, attr))
+            assert got == py == getattr(numpy.asarray(want), attr), attr
+    x = sp.array(a0)
+    x.shape = (4, 5)  # (the setter stays Python's)
+    assert x.shape == (4, 5) and x.ndim == 2

@@ -3,9 +3,10 @@
  * The whole-array lane (spmdarray.core.whole) runs an operation whose arrays every rank
  * holds whole as NumPy's own call on each rank's copy.  This module computes its usual
  * cases: wrapping NumPy's result (whole.wrap), the binary, reflected, in-place and
- * comparison operators, x[key] and x[key] = v with keys of integers, slices and None,
- * ufunc calls and the pure registered functions without array keywords, the full
- * reductions without arguments, and @ between two arrays.  Each function does exactly
+ * comparison operators (x ** 2 as NumPy's square too), x[key] and x[key] = v with keys of
+ * integers, slices and None, x[k] for an integer or boolean array k, x.T, ufunc calls and
+ * the pure registered functions without array keywords (sequences of arrays too:
+ * np.hstack((a, b))), the full reductions without arguments, and @ between two arrays.  Each function does exactly
  * what the Python code does in that case, and hands every other case to it (a result
  * of a shape not seen yet, a NumPy result that is not a C-contiguous array of its own,
  * an array off the lane, an operand of another kind, a storage with deferred readers):
@@ -36,7 +37,11 @@ static PyObject *NumpyScalars;    /* frozenset of NumPy's scalar types */
 static PyObject *Slow;            /* whole.SLOW: "not done, take the Python path" */
 static PyObject *Readers;         /* thunk.READERS: id of a storage -> deferred arrays reading it */
 static PyObject *Numbers;         /* whole.NUMBERS: scalar types written into the copy by NumPy */
-static PyObject *MayShare;        /* numpy.may_share_memory */
+static PyObject *MayShare;        /* numpy.may_share_memory (its C function, without NumPy's dispatch) */
+static PyObject *PermType;        /* whole._Perm: the "key" of a transposed view */
+static PyObject *Square, *Reciprocal, *Sqrt; /* NumPy's ufuncs for ``x ** 2``, ``x ** -1``, ``x ** 0.5`` */
+#define MAX_PERMS 33
+static PyObject *Perms[MAX_PERMS]; /* the reversed axes of each ndim, as _Perm (made when first asked) */
 static Py_ssize_t MinElide;       /* operators.MIN_ELIDE_BYTES */
 
 static Py_ssize_t a_s, a_map, a_lay, a_loc, a_pend;
@@ -45,10 +50,31 @@ static Py_ssize_t s_ctx, s_be, s_layout, s_dtype, s_alloc, s_origin, s_ghost, s_
 static Py_ssize_t c_whole_lane, c_replicate_below, c_fuse_replicated_min;
 
 static PyObject *str_shape, *str_dtype, *str_flags, *str_c_contiguous, *str_owndata, *str_writeable, *str_nbytes,
-    *str_kind, *str_copy, *str_map;
+    *str_kind, *str_copy, *str_map, *str_T, *str_ndim, *str_size;
 static PyObject *zero, *one;
 
 #define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
+
+/* NumPy's array object as its headers lay it out (``PyArrayObject_fields``, the same from NumPy
+ * 1.7 to 2.x): ``wrap`` reads a result's flags and dtype from it, with no attribute calls.
+ * init() checks this layout against probe arrays and reads the attributes instead where it
+ * differs (NpLayoutOk 0). */
+typedef struct {
+    PyObject_HEAD
+    char *data;
+    int nd;
+    Py_ssize_t *dimensions;
+    Py_ssize_t *strides;
+    PyObject *base;
+    PyObject *descr;
+    int flags;
+} NpFields;
+#define NP_C_CONTIGUOUS 0x0001
+#define NP_F_CONTIGUOUS 0x0002
+#define NP_OWNDATA 0x0004
+#define NP_WRITEABLE 0x0400
+#define NP_FIELDS(a) ((NpFields *)(a))
+static int NpLayoutOk;
 
 /* An entry point called with the wrong number of arguments raises TypeError. */
 #define EXPECT_ARGS(n, signature)                                                                                     \
@@ -84,13 +110,49 @@ put(PyObject *o, Py_ssize_t off, PyObject *v)
     SLOT(o, off) = v;
 }
 
+/* Whether NumPy's arrays have the layout of NpFields here: a new (2, 3) float64 array and a
+ * strided view of it are read through it and through their attributes, which must agree.
+ * 1 yes, 0 no (the attributes are read then), -1 on an error. */
+static int
+np_layout_ok(void)
+{
+    PyObject *a = PyObject_CallFunction((PyObject *)NpArrayType, "((ii))", 2, 3);
+    if (a == NULL)
+        return -1;
+    PyObject *step = PyLong_FromLong(2);
+    PyObject *sl = step ? PySlice_New(NULL, NULL, step) : NULL;
+    PyObject *key = sl ? PyTuple_Pack(2, Py_Ellipsis, sl) : NULL;
+    PyObject *v = key ? PyObject_GetItem(a, key) : NULL; /* a[..., ::2] */
+    Py_XDECREF(step);
+    Py_XDECREF(sl);
+    Py_XDECREF(key);
+    int ok = -1;
+    PyObject *da = PyObject_GetAttr(a, str_dtype), *dv = v ? PyObject_GetAttr(v, str_dtype) : NULL;
+    if (v != NULL && da != NULL && dv != NULL) {
+        NpFields *fa = NP_FIELDS(a), *fv = NP_FIELDS(v);
+        int want = NP_C_CONTIGUOUS | NP_OWNDATA | NP_WRITEABLE;
+        ok = Py_TYPE(a) == NpArrayType && Py_TYPE(v) == NpArrayType && fa->nd == 2 && fa->dimensions[0] == 2 &&
+             fa->dimensions[1] == 3 && fa->strides[1] == 8 && fa->base == NULL && fa->descr == da &&
+             (fa->flags & want) == want && fv->nd == 2 && fv->dimensions[1] == 2 && fv->base == a &&
+             fv->descr == dv && (fv->flags & (NP_C_CONTIGUOUS | NP_OWNDATA)) == 0 && (fv->flags & NP_WRITEABLE);
+    }
+    Py_XDECREF(da);
+    Py_XDECREF(dv);
+    Py_XDECREF(v);
+    Py_DECREF(a);
+    return ok;
+}
+
+
 static PyObject *
 init(PyObject *self, PyObject *args)
 {
-    PyObject *storage, *nparray, *kinds, *config, *pywrap, *scalars, *slow, *readers, *numbers, *mayshare;
-    if (!PyArg_ParseTuple(args, "O!O!O!OOO!OO!O!O", &PyType_Type, &storage, &PyType_Type, &nparray, &PyDict_Type,
-                          &kinds, &config, &pywrap, &PyFrozenSet_Type, &scalars, &slow, &PyDict_Type, &readers,
-                          &PyFrozenSet_Type, &numbers, &mayshare))
+    PyObject *storage, *nparray, *kinds, *config, *pywrap, *scalars, *slow, *readers, *numbers, *mayshare, *perm,
+        *square, *reciprocal, *sqrt;
+    if (!PyArg_ParseTuple(args, "O!O!O!OOO!OO!O!OO!OOO", &PyType_Type, &storage, &PyType_Type, &nparray,
+                          &PyDict_Type, &kinds, &config, &pywrap, &PyFrozenSet_Type, &scalars, &slow, &PyDict_Type,
+                          &readers, &PyFrozenSet_Type, &numbers, &mayshare, &PyType_Type, &perm, &square, &reciprocal,
+                          &sqrt))
         return NULL;
     if (slot_offset(storage, "ctx", &s_ctx) || slot_offset(storage, "be", &s_be) ||
         slot_offset(storage, "layout", &s_layout) || slot_offset(storage, "dtype", &s_dtype) ||
@@ -114,6 +176,15 @@ init(PyObject *self, PyObject *args)
     Py_XSETREF(Readers, Py_NewRef(readers));
     Py_XSETREF(Numbers, Py_NewRef(numbers));
     Py_XSETREF(MayShare, Py_NewRef(mayshare));
+    Py_XSETREF(PermType, Py_NewRef(perm));
+    Py_XSETREF(Square, Py_NewRef(square));
+    Py_XSETREF(Reciprocal, Py_NewRef(reciprocal));
+    Py_XSETREF(Sqrt, Py_NewRef(sqrt));
+    for (int i = 0; i < MAX_PERMS; i++)
+        Py_CLEAR(Perms[i]);
+    NpLayoutOk = np_layout_ok();
+    if (NpLayoutOk < 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 
@@ -193,7 +264,7 @@ wrap_impl(PyObject *ctx, PyObject *be, PyObject *res)
         return fallback(ctx, be, res);
     Py_INCREF(kind); /* (the dict may change in the comparisons below) */
     PyObject *out = NULL;
-    PyObject *dtype = PyObject_GetAttr(res, str_dtype);
+    PyObject *dtype = NpLayoutOk ? Py_NewRef(NP_FIELDS(res)->descr) : PyObject_GetAttr(res, str_dtype);
     if (dtype == NULL)
         goto done;
     PyObject *geometry = PyTuple_GET_ITEM(kind, 6);
@@ -214,7 +285,11 @@ wrap_impl(PyObject *ctx, PyObject *be, PyObject *res)
             ok = 0;
         }
     }
-    if (ok) {
+    if (ok && NpLayoutOk) {
+        int want = NP_C_CONTIGUOUS | NP_OWNDATA | NP_WRITEABLE;
+        ok = (NP_FIELDS(res)->flags & want) == want;
+    }
+    else if (ok) {
         PyObject *flags = PyObject_GetAttr(res, str_flags);
         if (flags == NULL)
             goto done;
@@ -323,18 +398,25 @@ lane_operand(PyObject *other, PyObject *ctx, int arrays)
     return r > 0 ? other : NULL;
 }
 
+/* NumPy's result res (a new reference, released; NULL: its error) wrapped on the context and
+ * backend of storage s. */
+static PyObject *
+wrap_new(PyObject *s, PyObject *res)
+{
+    if (res == NULL)
+        return NULL;
+    PyObject *out = wrap_impl(SLOT(s, s_ctx), SLOT(s, s_be), res);
+    Py_DECREF(res);
+    return out;
+}
+
 /* NumPy's ufunc(a, b), wrapped on the context and backend of storage s (self held meanwhile). */
 static PyObject *
 call_wrapped(PyObject *ufunc, PyObject *a, PyObject *b, PyObject *self, PyObject *s)
 {
     Py_INCREF(self);
     PyObject *call[2] = {a, b};
-    PyObject *res = PyObject_Vectorcall(ufunc, call, 2, NULL);
-    PyObject *out = NULL;
-    if (res != NULL) {
-        out = wrap_impl(SLOT(s, s_ctx), SLOT(s, s_be), res);
-        Py_DECREF(res);
-    }
+    PyObject *out = wrap_new(s, PyObject_Vectorcall(ufunc, call, 2, NULL));
     Py_DECREF(self);
     return out;
 }
@@ -389,6 +471,238 @@ plain_key(PyObject *key, int newaxis)
     return 1;
 }
 
+/* Where the view of x that the lane makes takes its map from: 1 x's map (made now where unmade:
+ * at most one unmade view lies between a view and a made map), 0 x itself (its own parent's map
+ * is made), -2 for an x whose ``_pend`` is not the lane's (SLOW), -1 on an error. */
+static int
+parent_rule(PyObject *x)
+{
+    PyObject *p = SLOT(x, a_pend);
+    if (p == NULL || (p != Py_None && !(PyTuple_CheckExact(p) && PyTuple_GET_SIZE(p) == 4)))
+        return -2;
+    if (p == Py_None || Py_TYPE(PyTuple_GET_ITEM(p, 0)) == ArrayType)
+        return 1;
+    return PyObject_IsTrue(PyTuple_GET_ITEM(p, 3));
+}
+
+/* The view of x whose copy is r (NumPy's view of x's copy) and whose map is composed from
+ * ``key`` when first read, as whole.lazy_view and whole.transposed make it: ``_loc`` (the id
+ * of the storage, r on the lane or None, True, r), ``_pend`` (the parent by parent_rule's
+ * answer own_map, key, r's shape, False). */
+static PyObject *
+lane_view(PyObject *x, int own_map, int on_lane, PyObject *r, PyObject *key, PyObject *shape)
+{
+    PyObject *parent;
+    if (!own_map)
+        parent = Py_NewRef(x);
+    else if (SLOT(x, a_map) != NULL)
+        parent = Py_NewRef(SLOT(x, a_map));
+    else if ((parent = PyObject_GetAttr(x, str_map)) == NULL)
+        return NULL;
+    PyObject *out = NULL;
+    PyObject *loc = PyTuple_Pack(4, PyTuple_GET_ITEM(SLOT(x, a_loc), 0), on_lane ? r : Py_None, Py_True, r);
+    PyObject *pend = loc ? PyTuple_Pack(4, parent, key, shape, Py_False) : NULL;
+    PyObject *o = pend ? ArrayType->tp_alloc(ArrayType, 0) : NULL;
+    if (o != NULL) {
+        put(o, a_s, SLOT(x, a_s));
+        SLOT(o, a_loc) = loc;
+        SLOT(o, a_pend) = pend;
+        loc = pend = NULL;
+        out = o;
+    }
+    Py_XDECREF(loc);
+    Py_XDECREF(pend);
+    Py_DECREF(parent);
+    return out;
+}
+
+/* The kind character of a NumPy array's dtype ('f', 'i' ...), or 0 with an error set. */
+static int
+dtype_kind(PyObject *arr)
+{
+    PyObject *dt = PyObject_GetAttr(arr, str_dtype);
+    if (dt == NULL)
+        return 0;
+    PyObject *kind = PyObject_GetAttr(dt, str_kind);
+    Py_DECREF(dt);
+    if (kind == NULL)
+        return 0;
+    int k = PyUnicode_CheckExact(kind) && PyUnicode_GET_LENGTH(kind) == 1 ? (int)PyUnicode_READ_CHAR(kind, 0) : '?';
+    Py_DECREF(kind);
+    return k;
+}
+
+/* ``self[key]`` for a spmdarray integer or boolean array ``key`` on the lane, as
+ * ``whole.index_by`` computes it: NumPy's advanced indexing of the replicated array's copy (a
+ * new array, wrapped), its IndexError as it is; SLOW for every other case. */
+static PyObject *
+index_by(PyObject *self, PyObject *key)
+{
+    PyObject *v = whole_view(self), *k = lane_copy(key);
+    if (v == NULL || k == NULL || SLOT(SLOT(key, a_s), s_ctx) != SLOT(SLOT(self, a_s), s_ctx))
+        return Py_NewRef(Slow);
+    int kind = dtype_kind(k);
+    if (kind == 0)
+        return NULL;
+    if (kind != 'i' && kind != 'u' && kind != 'b')
+        return Py_NewRef(Slow);
+    Py_INCREF(self);
+    Py_INCREF(key);
+    PyObject *out = wrap_new(SLOT(self, a_s), PyObject_GetItem(v, k));
+    Py_DECREF(key);
+    Py_DECREF(self);
+    return out;
+}
+
+/* transpose(self): ``self.T`` of a replicated array on the lane, as ``whole.transposed`` makes
+ * it for the reversed axes: NumPy's transpose of the copy, the view map composed when first
+ * read (``_pend`` holds the parent's map, or the parent, and the axes as a ``_Perm``); SLOW for
+ * every other case. */
+static PyObject *
+transpose(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    EXPECT_ARGS(1, "transpose(self)")
+    PyObject *self = args[0];
+    if (!lane_ready(self) || PermType == NULL)
+        return Py_NewRef(Slow);
+    PyObject *v = whole_view(self);
+    int own_map = v == NULL ? -2 : parent_rule(self);
+    if (own_map < 0)
+        return own_map == -1 ? NULL : Py_NewRef(Slow);
+    int on_lane = PyTuple_GET_ITEM(SLOT(self, a_loc), 1) != Py_None;
+    Py_INCREF(self);
+    Py_INCREF(v);
+    PyObject *out = NULL, *shape = NULL;
+    PyObject *r = PyObject_GetAttr(v, str_T);
+    if (r == NULL)
+        goto done;
+    if (Py_TYPE(r) != NpArrayType) {
+        out = Py_NewRef(Slow);
+        goto done;
+    }
+    PyObject *nd = PyObject_GetAttr(r, str_ndim);
+    if (nd == NULL)
+        goto done;
+    long ndim = PyLong_AsLong(nd);
+    Py_DECREF(nd);
+    if (ndim < 0 || ndim >= MAX_PERMS) {
+        if (PyErr_Occurred())
+            goto done;
+        out = Py_NewRef(Slow);
+        goto done;
+    }
+    if (Perms[ndim] == NULL) {
+        PyObject *axes = PyTuple_New(ndim);
+        for (long i = 0; axes != NULL && i < ndim; i++) {
+            PyObject *a = PyLong_FromLong(ndim - 1 - i);
+            if (a == NULL)
+                Py_CLEAR(axes);
+            else
+                PyTuple_SET_ITEM(axes, i, a);
+        }
+        Perms[ndim] = axes ? PyObject_CallOneArg(PermType, axes) : NULL;
+        Py_XDECREF(axes);
+        if (Perms[ndim] == NULL)
+            goto done;
+    }
+    shape = PyObject_GetAttr(r, str_shape);
+    if (shape != NULL)
+        out = lane_view(self, own_map, on_lane, r, Perms[ndim], shape);
+done:
+    Py_XDECREF(shape);
+    Py_XDECREF(r);
+    Py_DECREF(v);
+    Py_DECREF(self);
+    return out;
+}
+
+/* x._loc[3] (borrowed), the whole copy ``ndarray.shape`` reads, where x._loc is current for
+ * x._s; NULL (no error) otherwise. */
+static PyObject *
+held_copy(PyObject *x)
+{
+    PyObject *c = SLOT(x, a_loc);
+    PyObject *s = SLOT(x, a_s);
+    if (c == NULL || s == NULL || !PyTuple_CheckExact(c) || PyTuple_GET_SIZE(c) != 4)
+        return NULL;
+    PyObject *id = PyTuple_GET_ITEM(c, 0), *v = PyTuple_GET_ITEM(c, 3);
+    if (Py_TYPE(v) != NpArrayType || !PyLong_CheckExact(id) || PyLong_AsVoidPtr(id) != (void *)s) {
+        PyErr_Clear();
+        return NULL;
+    }
+    return v;
+}
+
+/* The getters of ``shape``, ``ndim`` and ``size``: the attribute of the whole copy where the
+ * array holds one (as ``ndarray.shape`` reads it: a view the lane made need not make its map);
+ * SLOW for every other case.  ``dtype``: its Storage's (a deferred value's in Python). */
+static PyObject *
+copy_attribute(PyObject *const *args, Py_ssize_t nargs, PyObject *name)
+{
+    PyObject *v = nargs == 1 ? held_copy(args[0]) : NULL;
+    return v == NULL ? Py_NewRef(Slow) : PyObject_GetAttr(v, name);
+}
+
+static PyObject *
+get_shape(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    return copy_attribute(args, nargs, str_shape);
+}
+
+static PyObject *
+get_ndim(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    return copy_attribute(args, nargs, str_ndim);
+}
+
+static PyObject *
+get_size(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    return copy_attribute(args, nargs, str_size);
+}
+
+static PyObject *
+get_dtype(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *s = nargs == 1 ? SLOT(args[0], a_s) : NULL;
+    if (s == NULL || Py_TYPE(s) != StorageType || SLOT(s, s_dtype) == NULL)
+        return Py_NewRef(Slow);
+    return Py_NewRef(SLOT(s, s_dtype));
+}
+
+/* ``self ** e`` for NumPy's own exponents (``operators._scalar_power``): ``square`` for a Python
+ * int 2 and every dtype but object, ``reciprocal`` for -1 and ``sqrt`` for a Python float 0.5
+ * on inexact dtypes, on the copy of an array on the lane, wrapped; SLOW for every other case
+ * (``power`` then, in Python, or an array off the lane). */
+static PyObject *
+special_pow(PyObject *self, PyObject *e)
+{
+    PyObject *v = lane_copy(self);
+    if (v == NULL || Square == NULL)
+        return Py_NewRef(Slow);
+    int kind = dtype_kind(v);
+    if (kind == 0)
+        return NULL;
+    int inexact = kind == 'f' || kind == 'c';
+    PyObject *u = NULL;
+    if (PyLong_CheckExact(e)) {
+        int overflow;
+        long val = PyLong_AsLongAndOverflow(e, &overflow);
+        if (!overflow && val == 2 && kind != 'O')
+            u = Square;
+        else if (!overflow && val == -1 && inexact)
+            u = Reciprocal;
+    }
+    else if (PyFloat_CheckExact(e) && PyFloat_AS_DOUBLE(e) == 0.5 && inexact)
+        u = Sqrt;
+    if (u == NULL)
+        return Py_NewRef(Slow);
+    Py_INCREF(self);
+    PyObject *out = wrap_new(SLOT(self, a_s), PyObject_CallOneArg(u, v));
+    Py_DECREF(self);
+    return out;
+}
+
 /* getitem(self, key): ``ndarray.__getitem__`` of a replicated array with a key of Python
  * integers, slices and None: NumPy's scalar, or a view whose map is made when first read
  * (``whole.lazy_view``); SLOW for every other case. */
@@ -397,28 +711,21 @@ getitem(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 {
     EXPECT_ARGS(2, "getitem(self, key)")
     PyObject *self = args[0], *key = args[1];
+    if (lane_ready(self) && Py_TYPE(key) == ArrayType)
+        return index_by(self, key);
     if (!lane_ready(self) || !plain_key(key, 1))
         return Py_NewRef(Slow);
     PyObject *v = whole_view(self);
     PyObject *m = SLOT(Config, c_fuse_replicated_min);
-    PyObject *p = SLOT(self, a_pend);
     /* (fuse_replicated_min 0: every view stays on the lane; else ``fuses`` decides, in Python) */
-    if (v == NULL || m == NULL || !PyLong_CheckExact(m) || PyObject_Not(m) != 1 || p == NULL ||
-        (p != Py_None && !(PyTuple_CheckExact(p) && PyTuple_GET_SIZE(p) == 4)))
+    if (v == NULL || m == NULL || !PyLong_CheckExact(m) || PyObject_Not(m) != 1)
         return Py_NewRef(Slow);
-    /* The new view's parent: this view's map (made now if unmade: at most one unmade view lies
-     * between a view and a made map), or this view itself while its own parent's map is made. */
-    int own_map = p == Py_None || Py_TYPE(PyTuple_GET_ITEM(p, 0)) == ArrayType;
-    if (!own_map) {
-        own_map = PyObject_IsTrue(PyTuple_GET_ITEM(p, 3));
-        if (own_map < 0)
-            return NULL;
-    }
-    PyObject *s = SLOT(self, a_s);
-    PyObject *id = PyTuple_GET_ITEM(SLOT(self, a_loc), 0);
+    int own_map = parent_rule(self);
+    if (own_map < 0)
+        return own_map == -1 ? NULL : Py_NewRef(Slow);
     Py_INCREF(self);
     Py_INCREF(v);
-    PyObject *out = NULL, *parent = NULL, *shape = NULL, *loc = NULL, *pend = NULL;
+    PyObject *out = NULL, *shape = NULL;
     PyObject *r = PyObject_GetItem(v, key);
     if (r == NULL || Py_TYPE(r) != NpArrayType) {
         out = r; /* NumPy's scalar, or its IndexError */
@@ -431,26 +738,8 @@ getitem(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
         out = Py_NewRef(Slow); /* (a 0-d result: ``whole.lazy_view``'s other branch) */
         goto done;
     }
-    if (!own_map)
-        parent = Py_NewRef(self);
-    else if (SLOT(self, a_map) != NULL)
-        parent = Py_NewRef(SLOT(self, a_map));
-    else if ((parent = PyObject_GetAttr(self, str_map)) == NULL)
-        goto done;
-    loc = PyTuple_Pack(4, id, r, Py_True, r);
-    pend = loc ? PyTuple_Pack(4, parent, key, shape, Py_False) : NULL;
-    PyObject *o = pend ? ArrayType->tp_alloc(ArrayType, 0) : NULL;
-    if (o == NULL)
-        goto done;
-    put(o, a_s, s);
-    SLOT(o, a_loc) = loc;
-    SLOT(o, a_pend) = pend;
-    loc = pend = NULL;
-    out = o;
+    out = lane_view(self, own_map, 1, r, key, shape);
 done:
-    Py_XDECREF(loc);
-    Py_XDECREF(pend);
-    Py_XDECREF(parent);
     Py_XDECREF(shape);
     if (out != r)
         Py_XDECREF(r);
@@ -699,24 +988,47 @@ direct(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     }
     Py_ssize_t n = PyTuple_GET_SIZE(fargs);
     PyObject *call[8];
+    PyObject *made[8] = {NULL}; /* the tuples and lists of copies made here (owned) */
     PyObject *s = NULL;
+    PyObject *out = NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *a = PyTuple_GET_ITEM(fargs, i);
         PyTypeObject *t = Py_TYPE(a);
         if (t == ArrayType) {
             PyObject *v = lane_copy(a);
             if (v == NULL || (s != NULL && SLOT(SLOT(a, a_s), s_ctx) != SLOT(s, s_ctx)))
-                return Py_NewRef(Slow);
+                goto slow;
             s = SLOT(a, a_s);
             call[i] = v;
+        }
+        else if ((t == &PyTuple_Type || t == &PyList_Type) && PySequence_Fast_GET_SIZE(a) > 0 &&
+                 Py_TYPE(PySequence_Fast_GET_ITEM(a, 0)) == ArrayType) {
+            /* A sequence of arrays on the lane (``np.hstack((a, b))``): a sequence of their copies. */
+            Py_ssize_t m = PySequence_Fast_GET_SIZE(a);
+            PyObject *seq = t == &PyTuple_Type ? PyTuple_New(m) : PyList_New(m);
+            if (seq == NULL)
+                goto release;
+            made[i] = seq;
+            for (Py_ssize_t j = 0; j < m; j++) {
+                PyObject *e = PySequence_Fast_GET_ITEM(a, j);
+                PyObject *v = Py_TYPE(e) == ArrayType ? lane_copy(e) : NULL;
+                if (v == NULL || (s != NULL && SLOT(SLOT(e, a_s), s_ctx) != SLOT(s, s_ctx)))
+                    goto slow;
+                s = SLOT(e, a_s);
+                if (t == &PyTuple_Type)
+                    PyTuple_SET_ITEM(seq, j, Py_NewRef(v));
+                else
+                    PyList_SET_ITEM(seq, j, Py_NewRef(v));
+            }
+            call[i] = seq;
         }
         else if (t != &PyTuple_Type && plain_value(a))
             call[i] = a;
         else
-            return Py_NewRef(Slow);
+            goto slow;
     }
     if (s == NULL)
-        return Py_NewRef(Slow);
+        goto slow;
     Py_INCREF(fargs); /* (holds the arguments and their copies while NumPy runs) */
     Py_INCREF(kwargs);
     Py_INCREF(s);
@@ -731,13 +1043,18 @@ direct(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     else
         res = PyObject_Vectorcall(func, call, n, NULL);
     Py_DECREF(kwargs);
-    PyObject *out = NULL;
     if (res != NULL) {
         out = wrap_impl(SLOT(s, s_ctx), SLOT(s, s_be), res);
         Py_DECREF(res);
     }
     Py_DECREF(s);
     Py_DECREF(fargs);
+    goto release;
+slow:
+    out = Py_NewRef(Slow);
+release:
+    for (Py_ssize_t i = 0; i < n; i++)
+        Py_XDECREF(made[i]);
     return out;
 }
 
@@ -796,8 +1113,10 @@ lane_method_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *k
         PyObject *r;
         if (m->ufunc == NULL)
             r = m->impl(NULL, args, n);
-        else if (n != 2 || (m->power && special_power(args[1])))
+        else if (n != 2)
             r = Py_NewRef(Slow);
+        else if (m->power && special_power(args[1]))
+            r = m->reflected == Py_False ? special_pow(args[0], args[1]) : Py_NewRef(Slow); /* (``**=``: Python) */
         else if (m->reflected == NULL) {
             PyObject *a[3] = {m->ufunc, args[0], args[1]};
             r = m->impl(NULL, a, 3);
@@ -865,8 +1184,9 @@ static PyTypeObject LaneMethodType = {
     .tp_getset = lane_method_getset,
 };
 
-/* method(name, fallback[, ufunc]): the LaneMethod ``__getitem__``, ``__setitem__`` or
- * ``__array_ufunc__``, or the
+/* method(name, fallback[, ufunc]): the LaneMethod ``__getitem__``, ``__setitem__``,
+ * ``__array_ufunc__``, or the getter of the property ``T``, ``shape``, ``ndim``, ``size`` or
+ * ``dtype``, or the
  * binary operator ``__add__``, ``__radd__`` or ``__iadd__`` (and so on) of ``ufunc``, over the
  * Python method ``fallback``. */
 static PyObject *
@@ -886,6 +1206,16 @@ method(PyObject *mod, PyObject *args)
         impl = array_ufunc;
     else if (strcmp(name, "__setitem__") == 0 && ufunc == NULL)
         impl = setitem;
+    else if (strcmp(name, "T") == 0 && ufunc == NULL)
+        impl = transpose;
+    else if (strcmp(name, "shape") == 0 && ufunc == NULL)
+        impl = get_shape;
+    else if (strcmp(name, "ndim") == 0 && ufunc == NULL)
+        impl = get_ndim;
+    else if (strcmp(name, "size") == 0 && ufunc == NULL)
+        impl = get_size;
+    else if (strcmp(name, "dtype") == 0 && ufunc == NULL)
+        impl = get_dtype;
     else if (ufunc != NULL && dunder && len > 5 && strncmp(name, "__i", 3) == 0)
         impl = inplace;
     else if (ufunc != NULL && dunder && len > 5 && strncmp(name, "__r", 3) == 0) {
@@ -912,10 +1242,21 @@ method(PyObject *mod, PyObject *args)
     return (PyObject *)m;
 }
 
+/* numpy_layout(): whether init() found NumPy's arrays laid out as NpFields (wrap reads their
+ * flags and dtype from it; otherwise through attributes). */
+static PyObject *
+numpy_layout(PyObject *mod, PyObject *unused)
+{
+    return PyBool_FromLong(NpLayoutOk > 0);
+}
+
 static PyMethodDef methods[] = {
+    {"numpy_layout", numpy_layout, METH_NOARGS,
+     "numpy_layout(): whether NumPy's arrays have the layout wrap reads flags and dtypes from.  Not collective."},
     {"init", init, METH_VARARGS,
-     "init(Storage, numpy.ndarray, kinds, config, wrap, numpy_scalars, slow, readers, numbers, may_share_memory): "
-     "the classes, tables and functions the lane uses.  Not collective."},
+     "init(Storage, numpy.ndarray, kinds, config, wrap, numpy_scalars, slow, readers, numbers, may_share_memory, "
+     "Perm, square, reciprocal, sqrt): the classes, tables and functions the lane uses (whole.LANE_INIT).  "
+     "Not collective."},
     {"setitem", (PyCFunction)(void (*)(void))setitem, METH_FASTCALL,
      "setitem(self, key, value): a number written into a replicated array, or the store-back of an in-place "
      "operator on a view (True), or SLOW.  Not collective."},
@@ -939,8 +1280,8 @@ static PyMethodDef methods[] = {
     {"reduce", (PyCFunction)(void (*)(void))reduce_plain, METH_FASTCALL,
      "reduce(self, name): a full reduction method without arguments on the lane, or SLOW.  Not collective."},
     {"method", method, METH_VARARGS,
-     "method(name, fallback[, ufunc]): ndarray.__getitem__, __setitem__, __array_ufunc__ or an operator of "
-     "ufunc, compiled, over the Python method fallback.  Not collective."},
+     "method(name, fallback[, ufunc]): ndarray.__getitem__, __setitem__, __array_ufunc__, the getter of T, shape, "
+     "ndim, size or dtype, or an operator of ufunc, compiled, over the Python method fallback.  Not collective."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -960,9 +1301,12 @@ PyInit__lane(void)
     str_kind = PyUnicode_InternFromString("kind");
     str_copy = PyUnicode_InternFromString("copy");
     str_map = PyUnicode_InternFromString("_map");
+    str_T = PyUnicode_InternFromString("T");
+    str_ndim = PyUnicode_InternFromString("ndim");
+    str_size = PyUnicode_InternFromString("size");
     zero = PyLong_FromLong(0);
     one = PyLong_FromLong(1);
-    if (!str_shape || !str_dtype || !str_flags || !str_c_contiguous || !str_owndata || !str_writeable || !str_nbytes || !str_kind || !str_copy || !str_map ||
+    if (!str_shape || !str_dtype || !str_flags || !str_c_contiguous || !str_owndata || !str_writeable || !str_nbytes || !str_kind || !str_copy || !str_map || !str_T || !str_ndim || !str_size ||
         !zero || !one)
         return NULL;
     if (PyType_Ready(&LaneMethodType) < 0)

@@ -796,3 +796,8 @@ if LANE is not None:
     ndarray.__setitem__ = LANE.method("__setitem__", ndarray.__setitem__)
     # NumPy's ufuncs on arrays on the lane and numbers, called without keywords, likewise.
     ndarray.__array_ufunc__ = LANE.method("__array_ufunc__", ndarray.__array_ufunc__)
+    # ``x.T`` of a replicated array: the transposed view, compiled (``whole.transposed``'s case);
+    # ``x.shape``, ``x.ndim``, ``x.size`` and ``x.dtype`` read without a Python frame.
+    for _name in ("T", "shape", "ndim", "size", "dtype"):
+        _p = ndarray.__dict__[_name]
+        setattr(ndarray, _name, property(LANE.method(_name, _p.fget), _p.fset, doc=_p.__doc__))

@@ -758,6 +758,23 @@ if config.lane_extension:
         from spmdarray.core import _lane as LANE  # noqa: N812 - a module used as a constant
     except ImportError:
         LANE = None
+#: The arguments of ``LANE.init``: the classes, tables and functions the compiled lane uses.
+LANE_INIT = (
+    Storage,
+    np.ndarray,
+    _KINDS,
+    config,
+    wrap,
+    NUMPY_SCALARS,
+    SLOW,
+    READERS,
+    NUMBERS,
+    getattr(np.may_share_memory, "_implementation", np.may_share_memory),  # (NumPy's C function, undispatched)
+    _Perm,
+    np.square,
+    np.reciprocal,
+    np.sqrt,
+)
 if LANE is not None:
-    LANE.init(Storage, np.ndarray, _KINDS, config, wrap, NUMPY_SCALARS, SLOW, READERS, NUMBERS, np.may_share_memory)
+    LANE.init(*LANE_INIT)
     wrap = LANE.wrap  # noqa: F811 - the compiled wrap (it calls the Python one above for the rest)

@@ -37,6 +37,7 @@ PURE = {
     np.sum, np.prod, np.mean, np.std, np.var, np.min, np.max, np.amin, np.amax, np.any, np.all,
     np.argmin, np.argmax, np.cumsum, np.cumprod, np.where, np.clip, np.copy,
     np.zeros_like, np.ones_like, np.empty_like, np.full_like,
+    np.triu, np.tril, np.concatenate, np.stack, np.hstack, np.vstack, np.column_stack,
 }  # fmt: skip
 _PLAIN = (int, float, complex, bool, str, type(None))
 
@@ -57,8 +58,8 @@ def _plain(a) -> bool:
 
 def direct(func, args, kwargs=None):
     """``func(*args, **kwargs)`` by NumPy on the copies, for a :data:`PURE` function whose
-    positional arguments are each a spmdarray array on the whole-array lane, a Python
-    scalar, a string or None, and whose keywords (not ``out``) are each a Python scalar,
+    positional arguments are each a spmdarray array on the whole-array lane, a tuple or
+    list of such arrays, a Python scalar, a string or None, and whose keywords (not ``out``) are each a Python scalar,
     a string, None or a tuple of ints (``axis=(1, 2)``); else
     :data:`~spmdarray.core.whole.SLOW` (nothing done).
 
@@ -76,6 +77,16 @@ def direct(func, args, kwargs=None):
             locs.append(v)
         elif t in _PLAIN:
             locs.append(a)
+        elif (t is tuple or t is list) and a and type(a[0]) is ndarray:
+            # A sequence of arrays on the lane (``np.hstack((a, b))``): a sequence of their copies.
+            seq = []
+            for e in a:
+                v = local(e) if type(e) is ndarray else None
+                if v is None or (ctx is not None and e._s.ctx is not ctx):
+                    return SLOW
+                ctx = e._s.ctx
+                seq.append(v)
+            locs.append(t(seq))
         else:
             return SLOW
     if ctx is None:
