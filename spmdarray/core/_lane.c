@@ -1113,6 +1113,11 @@ lane_method_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *k
         PyObject *r;
         if (m->ufunc == NULL)
             r = m->impl(NULL, args, n);
+        else if (m->impl == reduce_plain) {
+            /* ``x.sum()`` (no argument: every other call is the Python method's) */
+            PyObject *a[2] = {args[0], m->ufunc};
+            r = n == 1 ? reduce_plain(NULL, a, 2) : Py_NewRef(Slow);
+        }
         else if (n != 2)
             r = Py_NewRef(Slow);
         else if (m->power && special_power(args[1]))
@@ -1166,8 +1171,18 @@ lane_method_wrapped(PyObject *op, void *closure)
     return Py_NewRef(((LaneMethod *)op)->fallback);
 }
 
+/* __name__, __qualname__, __module__: the Python method's (for documentation tools and repr). */
+static PyObject *
+lane_method_attr(PyObject *op, void *closure)
+{
+    return PyObject_GetAttrString(((LaneMethod *)op)->fallback, (const char *)closure);
+}
+
 static PyGetSetDef lane_method_getset[] = {
     {"__doc__", lane_method_doc, NULL, "The Python method's docstring.", NULL},
+    {"__name__", lane_method_attr, NULL, "The Python method's name.", "__name__"},
+    {"__qualname__", lane_method_attr, NULL, "The Python method's qualified name.", "__qualname__"},
+    {"__module__", lane_method_attr, NULL, "The Python method's module.", "__module__"},
     {"__wrapped__", lane_method_wrapped, NULL, "The Python method, which takes the cases not compiled.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -1185,8 +1200,9 @@ static PyTypeObject LaneMethodType = {
 };
 
 /* method(name, fallback[, ufunc]): the LaneMethod ``__getitem__``, ``__setitem__``,
- * ``__array_ufunc__``, or the getter of the property ``T``, ``shape``, ``ndim``, ``size`` or
- * ``dtype``, or the
+ * ``__array_ufunc__``, the reduction ``sum``, ``prod``, ``min``, ``max``, ``any`` or ``all``
+ * (called without arguments: ``reduce``), or the getter of the property ``T``, ``shape``,
+ * ``ndim``, ``size`` or ``dtype``, or the
  * binary operator ``__add__``, ``__radd__`` or ``__iadd__`` (and so on) of ``ufunc``, over the
  * Python method ``fallback``. */
 static PyObject *
@@ -1198,6 +1214,7 @@ method(PyObject *mod, PyObject *args)
         return NULL;
     PyObject *(*impl)(PyObject *, PyObject *const *, Py_ssize_t);
     PyObject *reflected = NULL;
+    int named = 0; /* (ufunc is a new reference: the name of a reduction) */
     size_t len = strlen(name);
     int dunder = len > 4 && strncmp(name, "__", 2) == 0 && strcmp(name + len - 2, "__") == 0;
     if (strcmp(name, "__getitem__") == 0 && ufunc == NULL)
@@ -1216,6 +1233,14 @@ method(PyObject *mod, PyObject *args)
         impl = get_size;
     else if (strcmp(name, "dtype") == 0 && ufunc == NULL)
         impl = get_dtype;
+    else if (ufunc == NULL && (strcmp(name, "sum") == 0 || strcmp(name, "prod") == 0 || strcmp(name, "min") == 0 ||
+                               strcmp(name, "max") == 0 || strcmp(name, "any") == 0 || strcmp(name, "all") == 0)) {
+        impl = reduce_plain;
+        ufunc = PyUnicode_InternFromString(name); /* (the method's name, held where an operator holds its ufunc) */
+        if (ufunc == NULL)
+            return NULL;
+        named = 1;
+    }
     else if (ufunc != NULL && dunder && len > 5 && strncmp(name, "__i", 3) == 0)
         impl = inplace;
     else if (ufunc != NULL && dunder && len > 5 && strncmp(name, "__r", 3) == 0) {
@@ -1228,15 +1253,18 @@ method(PyObject *mod, PyObject *args)
     }
     else
         return PyErr_Format(PyExc_ValueError, "method: no compiled %s (with ufunc %R)", name, ufunc);
-    if (!PyCallable_Check(fallback))
-        return PyErr_Format(PyExc_TypeError, "method: the fallback %R is not callable", fallback);
-    LaneMethod *m = PyObject_New(LaneMethod, &LaneMethodType);
-    if (m == NULL)
+    LaneMethod *m = PyCallable_Check(fallback) ? PyObject_New(LaneMethod, &LaneMethodType) : NULL;
+    if (m == NULL) {
+        if (named)
+            Py_DECREF(ufunc);
+        if (!PyCallable_Check(fallback))
+            PyErr_Format(PyExc_TypeError, "method: the fallback %R is not callable", fallback);
         return NULL;
+    }
     m->vectorcall = lane_method_call;
     m->impl = impl;
     m->fallback = Py_NewRef(fallback);
-    m->ufunc = ufunc ? Py_NewRef(ufunc) : NULL;
+    m->ufunc = ufunc && !named ? Py_NewRef(ufunc) : ufunc;
     m->reflected = reflected ? Py_NewRef(reflected) : NULL;
     m->power = strcmp(name, "__pow__") == 0 || strcmp(name, "__ipow__") == 0;
     return (PyObject *)m;
@@ -1280,8 +1308,8 @@ static PyMethodDef methods[] = {
     {"reduce", (PyCFunction)(void (*)(void))reduce_plain, METH_FASTCALL,
      "reduce(self, name): a full reduction method without arguments on the lane, or SLOW.  Not collective."},
     {"method", method, METH_VARARGS,
-     "method(name, fallback[, ufunc]): ndarray.__getitem__, __setitem__, __array_ufunc__, the getter of T, shape, "
-     "ndim, size or dtype, or an operator of ufunc, compiled, over the Python method fallback.  Not collective."},
+     "method(name, fallback[, ufunc]): ndarray.__getitem__, __setitem__, __array_ufunc__, a reduction without "
+     "arguments, the getter of T, shape, ndim, size or dtype, or an operator of ufunc, compiled, over the Python method fallback.  Not collective."},
     {NULL, NULL, 0, NULL},
 };
 

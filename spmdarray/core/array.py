@@ -801,3 +801,6 @@ if LANE is not None:
     for _name in ("T", "shape", "ndim", "size", "dtype"):
         _p = ndarray.__dict__[_name]
         setattr(ndarray, _name, property(LANE.method(_name, _p.fget), _p.fset, doc=_p.__doc__))
+    # ``x.sum()`` (and ``prod``, ``min``, ``max``, ``any``, ``all``) without arguments likewise.
+    for _name in ("sum", "prod", "min", "max", "any", "all"):
+        setattr(ndarray, _name, LANE.method(_name, ndarray.__dict__[_name]))
