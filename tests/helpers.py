@@ -108,7 +108,7 @@ def python_lane_only(monkeypatch) -> None:
     from spmdarray.core import operators
     from spmdarray.routines import docstrings
 
-    for mod, name in ((operators, "_BINARY_C"), (array_mod, "_REDUCE_C"), (docstrings, "_DIRECT_C")):
+    for mod, name in ((array_mod, "_REDUCE_C"), (docstrings, "_DIRECT_C")):
         monkeypatch.setattr(mod, name, None)
     for cls in (operators.OperatorsMixin, spmdarray.ndarray):
         for name, attr in list(vars(cls).items()):

@@ -16,6 +16,7 @@ import warnings
 
 import numpy as np
 
+from spmdarray.core.compiled import install
 from spmdarray.core.conversion import gather, text
 from spmdarray.core.element import NOT_ELEMENT, read_at, write_at
 from spmdarray.core.interop import InteropMixin
@@ -789,18 +790,4 @@ def _red(name, x, axis, dtype, out, keepdims, **kw):
 
 calibrate(ndarray)
 register(ndarray, MIN_ELIDE_BYTES)
-if LANE is not None:
-    # ``x[key]`` and ``x[key] = v`` try the compiled lane's cases first (a replicated array, a plain
-    # key), with no Python frame, then the methods above (``__wrapped__``) for everything else.
-    ndarray.__getitem__ = LANE.method("__getitem__", ndarray.__getitem__)
-    ndarray.__setitem__ = LANE.method("__setitem__", ndarray.__setitem__)
-    # NumPy's ufuncs on arrays on the lane and numbers, called without keywords, likewise.
-    ndarray.__array_ufunc__ = LANE.method("__array_ufunc__", ndarray.__array_ufunc__)
-    # ``x.T`` of a replicated array: the transposed view, compiled (``whole.transposed``'s case);
-    # ``x.shape``, ``x.ndim``, ``x.size`` and ``x.dtype`` read without a Python frame.
-    for _name in ("T", "shape", "ndim", "size", "dtype"):
-        _p = ndarray.__dict__[_name]
-        setattr(ndarray, _name, property(LANE.method(_name, _p.fget), _p.fset, doc=_p.__doc__))
-    # ``x.sum()`` (and ``prod``, ``min``, ``max``, ``any``, ``all``) without arguments likewise.
-    for _name in ("sum", "prod", "min", "max", "any", "all"):
-        setattr(ndarray, _name, LANE.method(_name, ndarray.__dict__[_name]))
+install(ndarray)  # (the compiled lane's methods, where it is loaded: ``core.compiled``)

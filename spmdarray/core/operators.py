@@ -273,10 +273,6 @@ def _scalar_power(x, e):
     return None
 
 
-#: The compiled lane's binary operator (``__matmul__`` calls it; the other operators are
-#: compiled methods over the Python ones below, see ``_compiled``; None: the Python lane alone).
-_BINARY_C = None if LANE is None else LANE.binary
-
 
 def _binary(name: str, ufunc):
     power = name == "pow"  # (decided once: the other operators pay one flag test)
@@ -395,12 +391,6 @@ class OperatorsMixin:
         return False
 
     def __matmul__(self, other):
-        if (
-            _BINARY_C is not None
-            and type(other) is type(self)
-            and (r := _BINARY_C(np.matmul, self, other, False)) is not SLOW
-        ):
-            return r  # two arrays on the lane (below), compiled
         v = local(self)
         if v is None and self._loc[2] is None:
             v = reread(self)  # (as ``op``: ``L[i, :i] @ x[:i]`` along a row sweep served from its copies)
@@ -439,6 +429,7 @@ for _n, _u in _BINARY.items():
         setattr(OperatorsMixin, _name, _compiled(_name, _f, _u))
 for _n, _u in _COMPARE.items():
     setattr(OperatorsMixin, f"__{_n}__", _compiled(f"__{_n}__", _binary(_n, _u)[0], _u))
+OperatorsMixin.__matmul__ = _compiled("__matmul__", OperatorsMixin.__matmul__, np.matmul)
 for _n, _u in _UNARY.items():
     setattr(OperatorsMixin, f"__{_n}__", _unary(_n, _u))
 
