@@ -40,6 +40,7 @@ static PyObject *Numbers;         /* whole.NUMBERS: scalar types written into th
 static PyObject *MayShare;        /* numpy.may_share_memory (its C function, without NumPy's dispatch) */
 static PyObject *PermType;        /* whole._Perm: the "key" of a transposed view */
 static PyObject *Square, *Reciprocal, *Sqrt; /* NumPy's ufuncs for ``x ** 2``, ``x ** -1``, ``x ** 0.5`` */
+static PyObject *NpInts;          /* frozenset of NumPy's integer scalar types */
 #define MAX_PERMS 33
 static PyObject *Perms[MAX_PERMS]; /* the reversed axes of each ndim, as _Perm (made when first asked) */
 static Py_ssize_t MinElide;       /* operators.MIN_ELIDE_BYTES */
@@ -47,7 +48,7 @@ static Py_ssize_t MinElide;       /* operators.MIN_ELIDE_BYTES */
 static Py_ssize_t a_s, a_map, a_lay, a_loc, a_pend;
 static Py_ssize_t s_ctx, s_be, s_layout, s_dtype, s_alloc, s_origin, s_ghost, s_version, s_halo_valid, s_views,
     s_flights, s_exposed, s_copies;
-static Py_ssize_t c_whole_lane, c_replicate_below, c_fuse_replicated_min;
+static Py_ssize_t c_whole_lane, c_replicate_below, c_fuse_replicated_min, c_fuse, c_fuse_min_size;
 
 static PyObject *str_shape, *str_dtype, *str_flags, *str_c_contiguous, *str_owndata, *str_writeable, *str_nbytes,
     *str_kind, *str_copy, *str_map, *str_T, *str_ndim, *str_size;
@@ -85,6 +86,8 @@ static int NpLayoutOk;
 
 static int quiet_storage(PyObject *x, PyObject *s);
 static int bump(PyObject *s);
+static void forget_kinds(void);
+static int split_fuses(PyObject *v);
 
 static int
 slot_offset(PyObject *cls, const char *name, Py_ssize_t *off)
@@ -148,11 +151,11 @@ static PyObject *
 init(PyObject *self, PyObject *args)
 {
     PyObject *storage, *nparray, *kinds, *config, *pywrap, *scalars, *slow, *readers, *numbers, *mayshare, *perm,
-        *square, *reciprocal, *sqrt;
-    if (!PyArg_ParseTuple(args, "O!O!O!OOO!OO!O!OO!OOO", &PyType_Type, &storage, &PyType_Type, &nparray,
+        *square, *reciprocal, *sqrt, *npints;
+    if (!PyArg_ParseTuple(args, "O!O!O!OOO!OO!O!OO!OOOO!", &PyType_Type, &storage, &PyType_Type, &nparray,
                           &PyDict_Type, &kinds, &config, &pywrap, &PyFrozenSet_Type, &scalars, &slow, &PyDict_Type,
                           &readers, &PyFrozenSet_Type, &numbers, &mayshare, &PyType_Type, &perm, &square, &reciprocal,
-                          &sqrt))
+                          &sqrt, &PyFrozenSet_Type, &npints))
         return NULL;
     if (slot_offset(storage, "ctx", &s_ctx) || slot_offset(storage, "be", &s_be) ||
         slot_offset(storage, "layout", &s_layout) || slot_offset(storage, "dtype", &s_dtype) ||
@@ -164,7 +167,8 @@ init(PyObject *self, PyObject *args)
         return NULL;
     PyObject *ctype = (PyObject *)Py_TYPE(config);
     if (slot_offset(ctype, "whole_lane", &c_whole_lane) || slot_offset(ctype, "replicate_below", &c_replicate_below) ||
-        slot_offset(ctype, "fuse_replicated_min", &c_fuse_replicated_min))
+        slot_offset(ctype, "fuse_replicated_min", &c_fuse_replicated_min) || slot_offset(ctype, "fuse", &c_fuse) ||
+        slot_offset(ctype, "fuse_min_size", &c_fuse_min_size))
         return NULL;
     Py_XSETREF(StorageType, (PyTypeObject *)Py_NewRef(storage));
     Py_XSETREF(NpArrayType, (PyTypeObject *)Py_NewRef(nparray));
@@ -180,8 +184,10 @@ init(PyObject *self, PyObject *args)
     Py_XSETREF(Square, Py_NewRef(square));
     Py_XSETREF(Reciprocal, Py_NewRef(reciprocal));
     Py_XSETREF(Sqrt, Py_NewRef(sqrt));
+    Py_XSETREF(NpInts, Py_NewRef(npints));
     for (int i = 0; i < MAX_PERMS; i++)
         Py_CLEAR(Perms[i]);
+    forget_kinds();
     NpLayoutOk = np_layout_ok();
     if (NpLayoutOk < 0)
         return NULL;
@@ -237,6 +243,56 @@ fallback(PyObject *ctx, PyObject *be, PyObject *res)
     return PyObject_Vectorcall(PyWrap, a, 3, NULL);
 }
 
+/* The kinds (whole._KINDS entries) of the last result shapes wrap adopted, by the result's
+ * dimensions read from NumPy's array fields: no shape tuple made and hashed for a shape seen
+ * lately.  A kind is taken from here only for the same context and the same dtype object, and
+ * passes every check of the dictionary's kinds after; a kind is a function of the shape, dtype,
+ * context and settings, which those checks compare, so an entry never goes stale. */
+#define KIND_SLOTS 8
+#define KIND_MAXDIM 6
+typedef struct {
+    int nd;
+    Py_ssize_t dims[KIND_MAXDIM];
+    PyObject *kind;
+} KindSlot;
+static KindSlot KindCache[KIND_SLOTS];
+static int KindNext;
+
+static PyObject *
+cached_kind(PyObject *res, PyObject *ctx, PyObject *dtype)
+{
+    NpFields *f = NP_FIELDS(res);
+    if (NpLayoutOk <= 0 || f->nd < 1 || f->nd > KIND_MAXDIM)
+        return NULL;
+    for (int i = 0; i < KIND_SLOTS; i++) {
+        KindSlot *k = &KindCache[i];
+        if (k->kind != NULL && k->nd == f->nd && PyTuple_GET_ITEM(k->kind, 0) == ctx &&
+            PyTuple_GET_ITEM(k->kind, 1) == dtype && memcmp(k->dims, f->dimensions, f->nd * sizeof(Py_ssize_t)) == 0)
+            return k->kind;
+    }
+    return NULL;
+}
+
+static void
+remember_kind(PyObject *res, PyObject *kind)
+{
+    NpFields *f = NP_FIELDS(res);
+    if (NpLayoutOk <= 0 || f->nd < 1 || f->nd > KIND_MAXDIM || PyTuple_GET_ITEM(kind, 1) != f->descr)
+        return;
+    KindSlot *k = &KindCache[KindNext];
+    KindNext = (KindNext + 1) % KIND_SLOTS;
+    Py_XSETREF(k->kind, Py_NewRef(kind));
+    k->nd = f->nd;
+    memcpy(k->dims, f->dimensions, (size_t)f->nd * sizeof(Py_ssize_t));
+}
+
+static void
+forget_kinds(void)
+{
+    for (int i = 0; i < KIND_SLOTS; i++)
+        Py_CLEAR(KindCache[i].kind);
+}
+
 /* whole.wrap(ctx, be, res): its usual case here, every other in Python. */
 static PyObject *
 wrap_impl(PyObject *ctx, PyObject *be, PyObject *res)
@@ -250,42 +306,56 @@ wrap_impl(PyObject *ctx, PyObject *be, PyObject *res)
             return Py_NewRef(res); /* a scalar (NumPy's result of a 0-d operation) as it is */
         return fallback(ctx, be, res);
     }
-    PyObject *shape = PyObject_GetAttr(res, str_shape);
-    if (shape == NULL)
+    PyObject *dtype = NpLayoutOk > 0 ? Py_NewRef(NP_FIELDS(res)->descr) : PyObject_GetAttr(res, str_dtype);
+    if (dtype == NULL)
         return NULL;
-    PyObject *kind = PyDict_GetItemWithError(Kinds, shape); /* borrowed */
-    Py_DECREF(shape);
-    if (kind == NULL) {
-        if (PyErr_Occurred())
-            return NULL;
-        return fallback(ctx, be, res);
+    PyObject *kind = cached_kind(res, ctx, dtype); /* borrowed */
+    int hit = kind != NULL;
+    if (!hit) {
+        PyObject *shape = PyObject_GetAttr(res, str_shape);
+        kind = shape ? PyDict_GetItemWithError(Kinds, shape) : NULL;
+        Py_XDECREF(shape);
+        if (kind == NULL || !PyTuple_CheckExact(kind) || PyTuple_GET_SIZE(kind) != 11 ||
+            PyTuple_GET_ITEM(kind, 0) != ctx) {
+            Py_DECREF(dtype);
+            return PyErr_Occurred() ? NULL : fallback(ctx, be, res);
+        }
     }
-    if (!PyTuple_CheckExact(kind) || PyTuple_GET_SIZE(kind) != 11 || PyTuple_GET_ITEM(kind, 0) != ctx)
-        return fallback(ctx, be, res);
     Py_INCREF(kind); /* (the dict may change in the comparisons below) */
     PyObject *out = NULL;
-    PyObject *dtype = NpLayoutOk ? Py_NewRef(NP_FIELDS(res)->descr) : PyObject_GetAttr(res, str_dtype);
-    if (dtype == NULL)
-        goto done;
     PyObject *geometry = PyTuple_GET_ITEM(kind, 6);
     PyObject *rep = PyTuple_GET_ITEM(kind, 8);
     PyObject *size = PyTuple_GET_ITEM(kind, 10);
     PyObject *m = SLOT(Config, c_fuse_replicated_min);
     PyObject *rb = SLOT(Config, c_replicate_below);
     int ok = same(PyTuple_GET_ITEM(kind, 1), dtype) && rb != NULL && same(PyTuple_GET_ITEM(kind, 9), rb) &&
-             PyTuple_CheckExact(geometry) && PyTuple_GET_SIZE(geometry) == 4 &&
-             PyTuple_GET_ITEM(geometry, 3) == Py_None && rep == Py_True && m != NULL && PyLong_CheckExact(m) &&
-             PyLong_CheckExact(size);
-    if (ok) {
+             PyTuple_CheckExact(geometry) && PyTuple_GET_SIZE(geometry) == 4 && PyLong_CheckExact(size);
+    PyObject *holds = ok ? PyTuple_GET_ITEM(geometry, 3) : NULL;
+    if (ok && rep == Py_True) {
         /* On the lane: ``rep and (not m or size < m)`` (the other cases ask ``fuses``). */
-        long mv = PyLong_AsLong(m);
-        ok = mv == 0 || (mv > 0 && PyLong_AsLong(size) < mv);
+        ok = holds == Py_None && m != NULL && PyLong_CheckExact(m);
+        long mv = ok ? PyLong_AsLong(m) : 0;
+        ok = ok && (mv == 0 || (mv > 0 && PyLong_AsLong(size) < mv));
         if (PyErr_Occurred()) {
             PyErr_Clear();
             ok = 0;
         }
     }
-    if (ok && NpLayoutOk) {
+    else if (ok && rep == Py_False) {
+        /* A split result on one rank (as large as replicate_below): its block held whole, no
+         * ghost frame (``holds`` is (None, key of the block's view)); on the lane below the
+         * fuser's size (``not fuses(size, False)``). */
+        ok = PyTuple_CheckExact(holds) && PyTuple_GET_SIZE(holds) == 2 && PyTuple_GET_ITEM(holds, 0) == Py_None;
+        int f = ok ? split_fuses(res) : 1;
+        if (f < 0)
+            PyErr_Clear();
+        ok = ok && f == 0;
+    }
+    else
+        ok = 0;
+    if (ok && !hit)
+        remember_kind(res, kind);
+    if (ok && NpLayoutOk > 0) {
         int want = NP_C_CONTIGUOUS | NP_OWNDATA | NP_WRITEABLE;
         ok = (NP_FIELDS(res)->flags & want) == want;
     }
@@ -315,6 +385,17 @@ wrap_impl(PyObject *ctx, PyObject *be, PyObject *res)
         Py_XDECREF(st);
         Py_XDECREF(o);
         Py_XDECREF(loc);
+        goto done;
+    }
+    if (rep == Py_False && PyDict_SetItem(views, PyTuple_GET_ITEM(holds, 1), res) < 0) {
+        /* (``adopt``: the block's view, the allocation itself, cached as Storage() caches it) */
+        Py_DECREF(views);
+        Py_DECREF(halo);
+        Py_DECREF(flights);
+        Py_DECREF(copies);
+        Py_DECREF(st);
+        Py_DECREF(o);
+        Py_DECREF(loc);
         goto done;
     }
     /* storage.adopt */
@@ -351,12 +432,33 @@ wrap(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return wrap_impl(args[0], args[1], args[2]);
 }
 
-/* Entry k of x._loc (borrowed): its copy on the lane (k = 1, as the operators read it
- * inline) or its copy for indexing and assignment (k = 3), where x._loc is (id of x._s, copy,
- * True, copy) with x._s a Storage (not a deferred value) and that entry a NumPy array; else
- * NULL (no error). */
+/* Whether the fuser defers elementwise operations on a split array of the size of the NumPy
+ * array v (``whole.fuses`` for a split array: ``config.fuse`` and at least ``fuse_min_size``
+ * elements); -1 on an error. */
+static int
+split_fuses(PyObject *v)
+{
+    PyObject *f = SLOT(Config, c_fuse), *m = SLOT(Config, c_fuse_min_size);
+    if (f == NULL || m == NULL)
+        return -1;
+    if (f != Py_True)
+        return f == Py_False ? 0 : PyObject_IsTrue(f);
+    PyObject *size = PyObject_GetAttr(v, str_size);
+    if (size == NULL)
+        return -1;
+    int r = PyObject_RichCompareBool(size, m, Py_GE);
+    Py_DECREF(size);
+    return r;
+}
+
+/* Entry k of x._loc (borrowed): its copy on the lane (k = 1, as ``whole.local`` gives it) or its
+ * copy for indexing and assignment (k = 3, as ``whole.whole_copy``), where x._loc is (id of x._s,
+ * copy, True, copy) with x._s a Storage (not a deferred value) and that entry a NumPy array, or
+ * where ``split`` also (id of x._s, copy or None, False, copy): a split array this rank holds
+ * whole (one rank), whose copy on the lane is refused where the fuser takes arrays that large;
+ * else NULL (no error). */
 static PyObject *
-lane_entry(PyObject *x, Py_ssize_t k)
+lane_entry(PyObject *x, Py_ssize_t k, int split)
 {
     PyObject *c = SLOT(x, a_loc);
     PyObject *s = SLOT(x, a_s);
@@ -367,12 +469,24 @@ lane_entry(PyObject *x, Py_ssize_t k)
         PyErr_Clear();
         return NULL;
     }
-    PyObject *v = PyTuple_GET_ITEM(c, k);
-    return PyTuple_GET_ITEM(c, 2) == Py_True && Py_TYPE(v) == NpArrayType ? v : NULL;
+    PyObject *v = PyTuple_GET_ITEM(c, k), *rep = PyTuple_GET_ITEM(c, 2);
+    if (Py_TYPE(v) != NpArrayType || (rep != Py_True && !(split && rep == Py_False)))
+        return NULL;
+    if (rep == Py_False && k == 1) {
+        int f = split_fuses(v);
+        if (f != 0) {
+            PyErr_Clear();
+            return NULL;
+        }
+    }
+    return v;
 }
 
-#define lane_copy(x) lane_entry((x), 1)
-#define whole_view(x) lane_entry((x), 3)
+/* x's copy on the lane (``whole.local``), x's copy for indexing and assignment
+ * (``whole.whole_copy``), and the copy of a replicated array alone (``index_by``'s key). */
+#define lane_copy(x) lane_entry((x), 1, 1)
+#define whole_view(x) lane_entry((x), 3, 1)
+#define replicated_copy(x) lane_entry((x), 1, 0)
 
 /* Whether x is a spmdarray array and the lane is on (the extension initialised). */
 static inline int
@@ -453,9 +567,10 @@ binary(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 }
 
 /* Whether key is a Python int or slice, or a tuple of them (``A[i, :k]``), with None
- * (``np.newaxis``) among them where ``newaxis``. */
+ * (``np.newaxis``) and NumPy's integers (``G[k, E - w, neigh_idx[a, b]]``) among them for
+ * ``x[key]`` (``getter``, as ``whole.getitem`` takes them). */
 static int
-plain_key(PyObject *key, int newaxis)
+plain_key(PyObject *key, int getter)
 {
     PyTypeObject *t = Py_TYPE(key);
     if (t == &PyLong_Type || t == &PySlice_Type)
@@ -465,7 +580,8 @@ plain_key(PyObject *key, int newaxis)
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(key); i++) {
         PyObject *k = PyTuple_GET_ITEM(key, i);
         PyTypeObject *u = Py_TYPE(k);
-        if (u != &PyLong_Type && u != &PySlice_Type && !(newaxis && k == Py_None))
+        if (u != &PyLong_Type && u != &PySlice_Type &&
+            !(getter && (k == Py_None || (NpInts != NULL && PySet_Contains(NpInts, (PyObject *)u) > 0))))
             return 0;
     }
     return 1;
@@ -487,10 +603,10 @@ parent_rule(PyObject *x)
 
 /* The view of x whose copy is r (NumPy's view of x's copy) and whose map is composed from
  * ``key`` when first read, as whole.lazy_view and whole.transposed make it: ``_loc`` (the id
- * of the storage, r on the lane or None, True, r), ``_pend`` (the parent by parent_rule's
- * answer own_map, key, r's shape, False). */
+ * of the storage, r on the lane or None, rep (x's: True replicated, False split), r),
+ * ``_pend`` (the parent by parent_rule's answer own_map, key, r's shape, False). */
 static PyObject *
-lane_view(PyObject *x, int own_map, int on_lane, PyObject *r, PyObject *key, PyObject *shape)
+lane_view(PyObject *x, int own_map, int on_lane, PyObject *r, PyObject *key, PyObject *shape, PyObject *rep)
 {
     PyObject *parent;
     if (!own_map)
@@ -500,7 +616,7 @@ lane_view(PyObject *x, int own_map, int on_lane, PyObject *r, PyObject *key, PyO
     else if ((parent = PyObject_GetAttr(x, str_map)) == NULL)
         return NULL;
     PyObject *out = NULL;
-    PyObject *loc = PyTuple_Pack(4, PyTuple_GET_ITEM(SLOT(x, a_loc), 0), on_lane ? r : Py_None, Py_True, r);
+    PyObject *loc = PyTuple_Pack(4, PyTuple_GET_ITEM(SLOT(x, a_loc), 0), on_lane ? r : Py_None, rep, r);
     PyObject *pend = loc ? PyTuple_Pack(4, parent, key, shape, Py_False) : NULL;
     PyObject *o = pend ? ArrayType->tp_alloc(ArrayType, 0) : NULL;
     if (o != NULL) {
@@ -538,7 +654,7 @@ dtype_kind(PyObject *arr)
 static PyObject *
 index_by(PyObject *self, PyObject *key)
 {
-    PyObject *v = whole_view(self), *k = lane_copy(key);
+    PyObject *v = whole_view(self), *k = replicated_copy(key);
     if (v == NULL || k == NULL || SLOT(SLOT(key, a_s), s_ctx) != SLOT(SLOT(self, a_s), s_ctx))
         return Py_NewRef(Slow);
     int kind = dtype_kind(k);
@@ -607,7 +723,7 @@ transpose(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     }
     shape = PyObject_GetAttr(r, str_shape);
     if (shape != NULL)
-        out = lane_view(self, own_map, on_lane, r, Perms[ndim], shape);
+        out = lane_view(self, own_map, on_lane, r, Perms[ndim], shape, PyTuple_GET_ITEM(SLOT(self, a_loc), 2));
 done:
     Py_XDECREF(shape);
     Py_XDECREF(r);
@@ -716,9 +832,13 @@ getitem(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     if (!lane_ready(self) || !plain_key(key, 1))
         return Py_NewRef(Slow);
     PyObject *v = whole_view(self);
+    if (v == NULL)
+        return Py_NewRef(Slow);
     PyObject *m = SLOT(Config, c_fuse_replicated_min);
-    /* (fuse_replicated_min 0: every view stays on the lane; else ``fuses`` decides, in Python) */
-    if (v == NULL || m == NULL || !PyLong_CheckExact(m) || PyObject_Not(m) != 1)
+    PyObject *rep = PyTuple_GET_ITEM(SLOT(self, a_loc), 2);
+    /* (a replicated view: fuse_replicated_min 0 keeps every one on the lane, else ``fuses``
+     * decides, in Python; a split one's is on the lane below the fuser's size) */
+    if (rep == Py_True && (m == NULL || !PyLong_CheckExact(m) || PyObject_Not(m) != 1))
         return Py_NewRef(Slow);
     int own_map = parent_rule(self);
     if (own_map < 0)
@@ -738,7 +858,10 @@ getitem(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
         out = Py_NewRef(Slow); /* (a 0-d result: ``whole.lazy_view``'s other branch) */
         goto done;
     }
-    out = lane_view(self, own_map, 1, r, key, shape);
+    int on_lane = rep == Py_True ? 1 : !split_fuses(r);
+    if (PyErr_Occurred())
+        goto done;
+    out = lane_view(self, own_map, on_lane, r, key, shape, rep);
 done:
     Py_XDECREF(shape);
     if (out != r)
@@ -932,8 +1055,7 @@ setitem(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
         return Py_NewRef(Slow);
     PyObject *id = PyTuple_GET_ITEM(c, 0);
     PyObject *v = PyTuple_GET_ITEM(c, 3);
-    if (!PyLong_CheckExact(id) || PyLong_AsVoidPtr(id) != (void *)s || PyTuple_GET_ITEM(c, 2) != Py_True ||
-        Py_TYPE(v) != NpArrayType) {
+    if (!PyLong_CheckExact(id) || PyLong_AsVoidPtr(id) != (void *)s || Py_TYPE(v) != NpArrayType) {
         PyErr_Clear();
         return Py_NewRef(Slow);
     }
@@ -1199,24 +1321,22 @@ static PyTypeObject LaneMethodType = {
     .tp_getset = lane_method_getset,
 };
 
-/* method(name, fallback[, ufunc]): the LaneMethod ``__getitem__``, ``__setitem__``,
+/* method(name, fallback[, ufunc, side]): the LaneMethod ``__getitem__``, ``__setitem__``,
  * ``__array_ufunc__``, the reduction ``sum``, ``prod``, ``min``, ``max``, ``any`` or ``all``
  * (called without arguments: ``reduce``), or the getter of the property ``T``, ``shape``,
  * ``ndim``, ``size`` or ``dtype``, or the
- * binary operator ``__add__``, ``__radd__`` or ``__iadd__`` (and so on) of ``ufunc``, over the
- * Python method ``fallback``. */
+ * binary operator ``__add__``, ``__radd__`` or ``__iadd__`` (and so on) of ``ufunc``, side "l",
+ * "r" or "i", over the Python method ``fallback``. */
 static PyObject *
 method(PyObject *mod, PyObject *args)
 {
-    const char *name;
+    const char *name, *side = "";
     PyObject *fallback, *ufunc = NULL;
-    if (!PyArg_ParseTuple(args, "sO|O", &name, &fallback, &ufunc))
+    if (!PyArg_ParseTuple(args, "sO|Os", &name, &fallback, &ufunc, &side))
         return NULL;
     PyObject *(*impl)(PyObject *, PyObject *const *, Py_ssize_t);
     PyObject *reflected = NULL;
     int named = 0; /* (ufunc is a new reference: the name of a reduction) */
-    size_t len = strlen(name);
-    int dunder = len > 4 && strncmp(name, "__", 2) == 0 && strcmp(name + len - 2, "__") == 0;
     if (strcmp(name, "__getitem__") == 0 && ufunc == NULL)
         impl = getitem;
     else if (strcmp(name, "__array_ufunc__") == 0 && ufunc == NULL)
@@ -1241,18 +1361,16 @@ method(PyObject *mod, PyObject *args)
             return NULL;
         named = 1;
     }
-    else if (ufunc != NULL && dunder && len > 5 && strncmp(name, "__i", 3) == 0)
+    /* An operator: its side given, not read from its name (``__rshift__`` is not a reflected ``shift``). */
+    else if (ufunc != NULL && strcmp(side, "i") == 0)
         impl = inplace;
-    else if (ufunc != NULL && dunder && len > 5 && strncmp(name, "__r", 3) == 0) {
+    else if (ufunc != NULL && (strcmp(side, "l") == 0 || strcmp(side, "r") == 0)) {
         impl = binary;
-        reflected = Py_True;
-    }
-    else if (ufunc != NULL && dunder) {
-        impl = binary;
-        reflected = Py_False;
+        reflected = side[0] == 'r' ? Py_True : Py_False;
     }
     else
-        return PyErr_Format(PyExc_ValueError, "method: no compiled %s (with ufunc %R)", name, ufunc);
+        return PyErr_Format(PyExc_ValueError, "method: no compiled %s (with ufunc %R, side '%s': 'l', 'r' or 'i')",
+                            name, ufunc, side);
     LaneMethod *m = PyCallable_Check(fallback) ? PyObject_New(LaneMethod, &LaneMethodType) : NULL;
     if (m == NULL) {
         if (named)
@@ -1283,7 +1401,7 @@ static PyMethodDef methods[] = {
      "numpy_layout(): whether NumPy's arrays have the layout wrap reads flags and dtypes from.  Not collective."},
     {"init", init, METH_VARARGS,
      "init(Storage, numpy.ndarray, kinds, config, wrap, numpy_scalars, slow, readers, numbers, may_share_memory, "
-     "Perm, square, reciprocal, sqrt): the classes, tables and functions the lane uses (whole.LANE_INIT).  "
+     "Perm, square, reciprocal, sqrt, numpy_ints): the classes, tables and functions the lane uses (whole.LANE_INIT).  "
      "Not collective."},
     {"setitem", (PyCFunction)(void (*)(void))setitem, METH_FASTCALL,
      "setitem(self, key, value): a number written into a replicated array, or the store-back of an in-place "
@@ -1308,7 +1426,7 @@ static PyMethodDef methods[] = {
     {"reduce", (PyCFunction)(void (*)(void))reduce_plain, METH_FASTCALL,
      "reduce(self, name): a full reduction method without arguments on the lane, or SLOW.  Not collective."},
     {"method", method, METH_VARARGS,
-     "method(name, fallback[, ufunc]): ndarray.__getitem__, __setitem__, __array_ufunc__, a reduction without "
+     "method(name, fallback[, ufunc, side]): ndarray.__getitem__, __setitem__, __array_ufunc__, a reduction without "
      "arguments, the getter of T, shape, ndim, size or dtype, or an operator of ufunc, compiled, over the Python method fallback.  Not collective."},
     {NULL, NULL, 0, NULL},
 };

@@ -416,20 +416,20 @@ class OperatorsMixin:
         return ops.elementwise(np.divmod, (other, self), nout=2)
 
 
-def _compiled(name: str, func, ufunc):
+def _compiled(name: str, func, ufunc, side: str):
     """The operator ``name`` as set on the class: where the compiled lane is built, a method
-    that tries its case first with no Python frame, then ``func`` (``__wrapped__``).  ``x ** e``
-    for the exponents NumPy computes otherwise (``x ** 2`` is ``square``: ``_scalar_power``)
-    goes to ``func``."""
-    return func if LANE is None else LANE.method(name, func, ufunc)
+    that tries its case first with no Python frame, then ``func`` (``__wrapped__``).  ``side``:
+    "l" for ``x op y``, "r" for the reflected ``y op x``, "i" for ``x op= y`` (given, not read
+    from the name: ``__rshift__`` is not a reflected ``shift``)."""
+    return func if LANE is None else LANE.method(name, func, ufunc, side)
 
 
 for _n, _u in _BINARY.items():
-    for _name, _f in zip((f"__{_n}__", f"__r{_n}__", f"__i{_n}__"), _binary(_n, _u)):
-        setattr(OperatorsMixin, _name, _compiled(_name, _f, _u))
+    for _side, _name, _f in zip("lri", (f"__{_n}__", f"__r{_n}__", f"__i{_n}__"), _binary(_n, _u)):
+        setattr(OperatorsMixin, _name, _compiled(_name, _f, _u, _side))
 for _n, _u in _COMPARE.items():
-    setattr(OperatorsMixin, f"__{_n}__", _compiled(f"__{_n}__", _binary(_n, _u)[0], _u))
-OperatorsMixin.__matmul__ = _compiled("__matmul__", OperatorsMixin.__matmul__, np.matmul)
+    setattr(OperatorsMixin, f"__{_n}__", _compiled(f"__{_n}__", _binary(_n, _u)[0], _u, "l"))
+OperatorsMixin.__matmul__ = _compiled("__matmul__", OperatorsMixin.__matmul__, np.matmul, "l")
 for _n, _u in _UNARY.items():
     setattr(OperatorsMixin, f"__{_n}__", _unary(_n, _u))
 

@@ -774,6 +774,7 @@ LANE_INIT = (
     np.square,
     np.reciprocal,
     np.sqrt,
+    frozenset(t for t in NUMPY_SCALARS if issubclass(t, np.integer)),
 )
 if LANE is not None:
     LANE.init(*LANE_INIT)
