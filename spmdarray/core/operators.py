@@ -273,7 +273,6 @@ def _scalar_power(x, e):
     return None
 
 
-
 def _binary(name: str, ufunc):
     power = name == "pow"  # (decided once: the other operators pay one flag test)
 
