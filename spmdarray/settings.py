@@ -111,9 +111,10 @@ FIELDS: dict[str, Field] = {
         _flag,
         False,
         "Use the compiled lane (``spmdarray.core._lane``, built with the wheel): the usual cases of the "
-        "whole-array lane (operators, indexing and assignment with integers and slices, ufunc calls, full "
-        "reductions, the pure functions, wrapping NumPy's result) in C, with the same results as the Python "
-        "lane. Read when spmdarray is imported. Off, or not built: the Python lane alone.",
+        "whole-array lane (operators, indexing and assignment with integers, slices and index arrays, ``x.T``, "
+        "ufunc calls, full reductions, metadata, the pure functions, wrapping NumPy's result) in C, with the "
+        "same results as the Python lane. Read when spmdarray is imported. Off, or not built: the Python lane "
+        "alone.",
         "layout",
     ),
     "reduce_gather_bytes": _F(
