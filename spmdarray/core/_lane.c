@@ -71,7 +71,6 @@ typedef struct {
     int flags;
 } NpFields;
 #define NP_C_CONTIGUOUS 0x0001
-#define NP_F_CONTIGUOUS 0x0002
 #define NP_OWNDATA 0x0004
 #define NP_WRITEABLE 0x0400
 #define NP_FIELDS(a) ((NpFields *)(a))
@@ -632,7 +631,8 @@ lane_view(PyObject *x, int own_map, int on_lane, PyObject *r, PyObject *key, PyO
     return out;
 }
 
-/* The kind character of a NumPy array's dtype ('f', 'i' ...), or 0 with an error set. */
+/* The kind character of a NumPy array's dtype ('f', 'i' ...), '?' for a kind that is not one
+ * character, or 0 with an error set. */
 static int
 dtype_kind(PyObject *arr)
 {
@@ -992,18 +992,11 @@ assign_region(PyObject *self, PyObject *key, PyObject *value)
     int q = quiet_storage(self, s);
     if (q <= 0)
         return q < 0 ? NULL : Py_NewRef(Slow);
-    PyObject *dt = PyObject_GetAttr(val, str_dtype);
-    if (dt == NULL)
+    int kind = dtype_kind(val);
+    if (kind == 0)
         return NULL;
-    PyObject *kind = PyObject_GetAttr(dt, str_kind);
-    Py_DECREF(dt);
-    if (kind == NULL)
-        return NULL;
-    int text = !PyUnicode_CheckExact(kind) || PyUnicode_GET_LENGTH(kind) != 1 ||
-               strchr("USV", (int)PyUnicode_READ_CHAR(kind, 0)) != NULL;
-    Py_DECREF(kind);
-    if (text)
-        return Py_NewRef(Slow); /* (strings are converted whole first, in Python) */
+    if (kind == '?' || strchr("USV", kind) != NULL)
+        return Py_NewRef(Slow); /* (strings are converted whole first, in Python; '?': an unknown kind) */
     Py_INCREF(s);
     Py_INCREF(v);
     Py_INCREF(val);
