@@ -47,6 +47,8 @@ def plain_arguments(args, kwargs) -> bool:
     string, None or tuple of ints: no other array type could take NumPy's dispatch.  Not collective."""
     if not args or type(args[0]) is not ndarray:
         return False
+    if len(args) == 1 and not kwargs:
+        return True  # (``np.flip(r[:k])`` in a loop: nothing more to scan)
     return all(_plain(a) for a in (*args[1:], *kwargs.values()))
 
 
@@ -59,8 +61,9 @@ def _plain(a) -> bool:
 def direct(func, args, kwargs=None):
     """``func(*args, **kwargs)`` by NumPy on the copies, for a :data:`PURE` function whose
     positional arguments are each a spmdarray array on the whole-array lane, a tuple or
-    list of such arrays, a Python scalar, a string or None, and whose keywords (not ``out``) are each a Python scalar,
-    a string, None or a tuple of ints (``axis=(1, 2)``); else
+    list of such arrays, a Python scalar, a string or None, and whose keywords (not
+    ``out``) are each a Python scalar, a string, None or a tuple of ints (``axis=(1,
+    2)``); else
     :data:`~spmdarray.core.whole.SLOW` (nothing done).
 
     Not collective: every rank holds the same copies (it sends nothing).

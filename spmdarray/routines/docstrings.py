@@ -24,7 +24,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from spmdarray.core.array import ndarray
 from spmdarray.core.registry import HANDLED, REPLICATED
 from spmdarray.core.whole import LANE, SLOW
 from spmdarray.engine.replicas import GIVE_VIEWS, PURE, direct, plain_arguments
@@ -366,10 +365,7 @@ def wrap(func, qualname: str, note_key: str | None = None) -> Any:
 
         def wrapper(*args, **kwargs):
             impl = HANDLED.get(func)
-            # (``np.flip(r[:k])``: one array and nothing else, as ``plain_arguments`` would find)
-            if impl is not None and (
-                not kwargs and len(args) == 1 and type(args[0]) is ndarray or plain_arguments(args, kwargs)
-            ):
+            if impl is not None and plain_arguments(args, kwargs):
                 return impl(*args, **kwargs)  # a view, whatever the layout: the protocol would come here
             return func(*args, **kwargs)
 
