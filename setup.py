@@ -6,7 +6,12 @@ from setuptools import Extension, find_packages, setup
 
 # The compiled lane (spmdarray/core/_lane.c): optional, so that a machine without a C
 # compiler still installs spmdarray, which then runs the Python lane alone (the same results).
-lane = Extension("spmdarray.core._lane", ["spmdarray/core/_lane.c"], optional=True)
+lane = Extension(
+    "spmdarray.core._lane",
+    ["spmdarray/core/_lane.c"],
+    depends=["spmdarray/core/_lane_rows.h"],  # (included by _lane.c; the sdist carries it)
+    optional=True,
+)
 
 setup(
     packages=[*find_packages(include=["spmdarray", "spmdarray.*"]), "spmdarray.decomposition", "spmdarray.comm"],

@@ -183,6 +183,16 @@ def comm():
     return MPI.COMM_WORLD
 
 
+@pytest.fixture
+def rectangles_only():
+    """Copies of row rectangles only, for the tests of row sweeps: arrays small enough to be
+    gathered whole after their reads are (``gather_rereads_below``, test_rereads.py) are not."""
+    from spmdarray.settings import config
+
+    with config.set(gather_rereads_below=0):
+        yield
+
+
 @pytest.fixture(scope="session")
 def nprocs():
     """Number of ranks in this run."""

@@ -269,3 +269,61 @@ def test_wrap_kinds_remembered_follow_dtypes_and_settings(replicated):
         assert_eq(r, numpy.arange(5.0), exact=True)
     r = w(ctx, be, numpy.arange(5.0))
     _same_objects(r, whole._py_wrap(ctx, be, numpy.arange(5.0)))
+
+
+def _views_of(base):
+    """Views of ``base`` that overlap it and each other in every way the bounds check sees."""
+    yield from (
+        base,
+        base[1:],
+        base[:-1],
+        base[::-1],
+        base[::2],
+        base[1::2],
+        base[3:3],
+        base[5:],
+        base[:5],
+        base.reshape(4, 5)[:, 1],
+        base.reshape(4, 5)[1:3, ::-2],
+        base.reshape(4, 5).T,
+        base[7:8].reshape(()),
+        numpy.arange(3.0),
+    )
+
+
+@needs_lane
+@pytest.mark.parametrize("dtype", [numpy.float64, numpy.int8, numpy.complex128, "U3", [("a", "i4"), ("b", "f8")]])
+def test_may_share_is_numpys_bounds_check(dtype):
+    # The assignments' overlap test, read from the arrays' fields: NumPy's answer for every pair.
+    if whole.LANE.may_share(numpy.zeros(1), numpy.zeros(1)) is None:
+        pytest.skip("NumPy's fields are not laid out as the lane reads them here")
+    base = numpy.zeros(20, dtype)
+    views = list(_views_of(base))
+    for a in views:
+        for b in views:
+            assert whole.LANE.may_share(a, b) is numpy.may_share_memory(a, b), (a.shape, a.strides, b.shape, b.strides)
+
+
+@pytest.mark.parametrize(
+    "stmt",
+    [
+        "A[i, 1:] = A[i, :-1]",
+        "A[i, :-1] = A[i, 1:]",
+        "A[i, ::-1] = A[i, :]",
+        "A[i, 2:9] = A[i, 0:7][::-1]",
+        "A[i, ::2] = A[i, 1::2]",
+        "A[i, :] = A[i - 1, :]",
+        "A[:, i] = A[:, i + 1]",
+        "A[1:, i] = A[:-1, i]",
+    ],
+)
+def test_overlapping_region_assignments_match_numpy(replicated, stmt):
+    a = ref((12, 12), float, 11)
+    A = sp.array(a)
+    code = compile(f"for i in range(1, 11):\n    {stmt}", "s", "exec")
+    exec(code, {"A": a})
+    exec(code, {"A": A})
+    assert_eq(A, a, exact=True)
+    B = sp.array(ref((12, 12), float, 11))
+    _python_only(exec, code, {"A": B})
+    assert_eq(B, a, exact=True)

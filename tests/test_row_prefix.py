@@ -27,12 +27,7 @@ from spmdarray.settings import FIELDS, config
 DEFAULT = FIELDS["replicate_below"].default
 
 
-@pytest.fixture(autouse=True)
-def _rectangles_only():
-    # The rectangles themselves: arrays small enough to be gathered whole after their
-    # reads are (test_rereads.py), so these tests turn that off.
-    with config.set(gather_rereads_below=0):
-        yield
+pytestmark = pytest.mark.usefixtures("rectangles_only")
 
 
 def _forward(L, x, b):

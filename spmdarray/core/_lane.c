@@ -6,7 +6,9 @@
  * comparison operators (x ** 2 as NumPy's square too), x[key] and x[key] = v with keys of
  * integers, slices and None, x[k] for an integer or boolean array k, x.T, ufunc calls and
  * the pure registered functions without array keywords (sequences of arrays too:
- * np.hstack((a, b))), the full reductions without arguments, and @ between two arrays.  Each function does exactly
+ * np.hstack((a, b))), the full reductions without arguments, and @ between two arrays; and, on
+ * split arrays this rank does not hold whole, views, elements that a current copy holds and
+ * operators on row parts that one holds (_lane_rows.h).  Each function does exactly
  * what the Python code does in that case, and hands every other case to it (a result
  * of a shape not seen yet, a NumPy result that is not a C-contiguous array of its own,
  * an array off the lane, an operand of another kind, a storage with deferred readers):
@@ -146,6 +148,85 @@ np_layout_ok(void)
 }
 
 
+/* NumPy's dtype object as its headers lay it out: ``kind`` (a char) after the type pointer, in
+ * NumPy 1.x and 2.x; ``elsize`` an npy_intp at DESCR_ELSIZE_2 in 2.x, an int at DESCR_ELSIZE_1
+ * in 1.x.  descr_layout() finds which, on probe dtypes: 2 or 1, 0 for neither (the attributes
+ * are read then), -1 on an error. */
+#define DESCR_KIND (sizeof(PyObject) + sizeof(void *))
+#define DESCR_ELSIZE_2 (DESCR_KIND + 8 + 8)
+#define DESCR_ELSIZE_1 (DESCR_KIND + 8)
+static int DescrLayout;
+
+static int
+descr_layout(void)
+{
+    static const struct { const char *code; Py_ssize_t size; char kind; } probes[] = {
+        {"f8", 8, 'f'}, {"i2", 2, 'i'}, {"c16", 16, 'c'}, {"U7", 28, 'U'}, {"V3", 3, 'V'}, {"u1", 1, 'u'}, {"?", 1, 'b'},
+    };
+    int v2 = 1, v1 = 1;
+    for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+        PyObject *a = PyObject_CallFunction((PyObject *)NpArrayType, "((i)s)", 1, probes[i].code);
+        if (a == NULL)
+            return -1;
+        PyObject *d = PyObject_GetAttr(a, str_dtype);
+        Py_DECREF(a);
+        if (d == NULL)
+            return -1;
+        const char *raw = (const char *)d;
+        if (raw[DESCR_KIND] != probes[i].kind)
+            v2 = v1 = 0;
+        if (*(const Py_ssize_t *)(raw + DESCR_ELSIZE_2) != probes[i].size)
+            v2 = 0;
+        if (*(const int *)(raw + DESCR_ELSIZE_1) != probes[i].size)
+            v1 = 0;
+        Py_DECREF(d);
+    }
+    return v2 ? 2 : v1 ? 1 : 0;
+}
+
+/* The item size of an exact NumPy array read from its dtype's fields, or -1 where their
+ * layout is not known (the caller reads attributes). */
+static inline Py_ssize_t
+np_itemsize(PyObject *arr)
+{
+    if (NpLayoutOk <= 0 || DescrLayout <= 0 || Py_TYPE(arr) != NpArrayType)
+        return -1;
+    const char *raw = (const char *)NP_FIELDS(arr)->descr;
+    return DescrLayout == 2 ? *(const Py_ssize_t *)(raw + DESCR_ELSIZE_2) : *(const int *)(raw + DESCR_ELSIZE_1);
+}
+
+/* NumPy's ``may_share_memory(a, b)`` (its bounds check: max_work 0) for two exact NumPy arrays
+ * read through their fields; -2 where the fields' layout is not known, -1 on an error. */
+static int
+np_may_share(PyObject *a, PyObject *b)
+{
+    PyObject *arrs[2] = {a, b};
+    char *lo[2], *hi[2];
+    for (int k = 0; k < 2; k++) {
+        Py_ssize_t size = np_itemsize(arrs[k]);
+        if (size < 0)
+            return -2;
+        NpFields *f = NP_FIELDS(arrs[k]);
+        Py_ssize_t low = 0, up = 0;
+        int empty = 0;
+        for (int i = 0; i < f->nd; i++) {
+            if (f->dimensions[i] == 0) {
+                empty = 1;
+                break;
+            }
+            Py_ssize_t off = f->strides[i] * (f->dimensions[i] - 1);
+            if (off > 0)
+                up += off;
+            else
+                low += off;
+        }
+        /* (NumPy's ``offset_bounds_from_strides``: an empty array is the empty range at its data) */
+        lo[k] = f->data + (empty ? 0 : low);
+        hi[k] = f->data + (empty ? 0 : up + size);
+    }
+    return !(lo[0] >= hi[1] || lo[1] >= hi[0]);
+}
+
 static PyObject *
 init(PyObject *self, PyObject *args)
 {
@@ -189,6 +270,9 @@ init(PyObject *self, PyObject *args)
     forget_kinds();
     NpLayoutOk = np_layout_ok();
     if (NpLayoutOk < 0)
+        return NULL;
+    DescrLayout = descr_layout();
+    if (DescrLayout < 0)
         return NULL;
     Py_RETURN_NONE;
 }
@@ -534,8 +618,11 @@ call_wrapped(PyObject *ufunc, PyObject *a, PyObject *b, PyObject *self, PyObject
     return out;
 }
 
+#include "_lane_rows.h"
+
 /* binary(ufunc, self, other, reflected): NumPy's ufunc on the copies of an array on the
- * lane and a scalar or another array on the lane, wrapped; SLOW for every other case. */
+ * lane (or of a split row part a current copy holds, ``held_row``) and a scalar or another
+ * array on the lane, wrapped; SLOW for every other case. */
 static PyObject *
 binary(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -544,25 +631,43 @@ binary(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     int reflected = PyObject_IsTrue(args[3]);
     if (!lane_ready(self))
         return Py_NewRef(Slow);
-    PyObject *v = lane_copy(self);
-    if (v == NULL)
-        return Py_NewRef(Slow);
+    PyObject *held = NULL, *v = lane_copy(self);
+    if (v == NULL) {
+        /* (the Python operators' ``reread``: a split view this rank does not hold whole) */
+        if ((held = held_row(self)) == NULL)
+            return PyErr_Occurred() ? NULL : Py_NewRef(Slow);
+        v = held;
+    }
     PyObject *s = SLOT(self, a_s);
     PyObject *ctx = SLOT(s, s_ctx);
+    PyObject *out = NULL;
     PyObject *o = lane_operand(other, ctx, !reflected);
-    if (o == NULL)
-        return PyErr_Occurred() ? NULL : Py_NewRef(Slow);
+    if (o == NULL) {
+        out = PyErr_Occurred() ? NULL : Py_NewRef(Slow);
+        goto done;
+    }
     /* A large copy may be a temporary whose allocation NumPy's elision would reuse: Python decides. */
-    PyObject *nb = PyObject_GetAttr(v, str_nbytes);
-    if (nb == NULL)
-        return NULL;
-    Py_ssize_t n = PyLong_AsSsize_t(nb);
-    Py_DECREF(nb);
-    if (n == -1 && PyErr_Occurred())
-        return NULL;
+    Py_ssize_t n = np_itemsize(v);
+    if (n >= 0) {
+        for (int i = 0; i < NP_FIELDS(v)->nd; i++)
+            n *= NP_FIELDS(v)->dimensions[i];
+    }
+    else {
+        PyObject *nb = PyObject_GetAttr(v, str_nbytes);
+        if (nb == NULL)
+            goto done;
+        n = PyLong_AsSsize_t(nb);
+        Py_DECREF(nb);
+        if (n == -1 && PyErr_Occurred())
+            goto done;
+    }
     if (n >= MinElide)
-        return Py_NewRef(Slow);
-    return reflected ? call_wrapped(ufunc, o, v, self, s) : call_wrapped(ufunc, v, o, self, s);
+        out = Py_NewRef(Slow);
+    else
+        out = reflected ? call_wrapped(ufunc, o, v, self, s) : call_wrapped(ufunc, v, o, self, s);
+done:
+    Py_XDECREF(held);
+    return out;
 }
 
 /* Whether key is a Python int or slice, or a tuple of them (``A[i, :k]``), with None
@@ -636,6 +741,8 @@ lane_view(PyObject *x, int own_map, int on_lane, PyObject *r, PyObject *key, PyO
 static int
 dtype_kind(PyObject *arr)
 {
+    if (np_itemsize(arr) >= 0)
+        return (unsigned char)((const char *)NP_FIELDS(arr)->descr)[DESCR_KIND];
     PyObject *dt = PyObject_GetAttr(arr, str_dtype);
     if (dt == NULL)
         return 0;
@@ -833,7 +940,7 @@ getitem(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
         return Py_NewRef(Slow);
     PyObject *v = whole_view(self);
     if (v == NULL)
-        return Py_NewRef(Slow);
+        return split_getitem(self, key); /* (a split array this rank does not hold whole) */
     PyObject *m = SLOT(Config, c_fuse_replicated_min);
     PyObject *rep = PyTuple_GET_ITEM(SLOT(self, a_loc), 2);
     /* (a replicated view: fuse_replicated_min 0 keeps every one on the lane, else ``fuses``
@@ -1002,9 +1109,10 @@ assign_region(PyObject *self, PyObject *key, PyObject *value)
     Py_INCREF(val);
     PyObject *out = NULL;
     PyObject *call[2] = {v, val};
-    PyObject *shared = PyObject_Vectorcall(MayShare, call, 2, NULL);
+    int sh = np_may_share(v, val);
+    PyObject *shared = sh == -2 ? PyObject_Vectorcall(MayShare, call, 2, NULL) : Py_NewRef(sh ? Py_True : Py_False);
     if (shared != NULL) {
-        int sh = PyObject_IsTrue(shared);
+        sh = PyObject_IsTrue(shared);
         Py_DECREF(shared);
         if (sh > 0)
             Py_SETREF(val, PyObject_CallMethodNoArgs(val, str_copy)); /* NumPy's copy loop may read what it wrote */
@@ -1381,15 +1489,30 @@ method(PyObject *mod, PyObject *args)
     return (PyObject *)m;
 }
 
+/* may_share(a, b): NumPy's ``may_share_memory(a, b)`` as assign_region computes it from the
+ * arrays' fields (None where their layout is not known). */
+static PyObject *
+may_share(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    EXPECT_ARGS(2, "may_share(a, b)")
+    int r = np_may_share(args[0], args[1]);
+    if (r == -1)
+        return NULL;
+    return r == -2 ? Py_NewRef(Py_None) : PyBool_FromLong(r);
+}
+
 /* numpy_layout(): whether init() found NumPy's arrays laid out as NpFields (wrap reads their
  * flags and dtype from it; otherwise through attributes). */
 static PyObject *
 numpy_layout(PyObject *mod, PyObject *unused)
 {
-    return PyBool_FromLong(NpLayoutOk > 0);
+    return PyBool_FromLong(NpLayoutOk > 0 && DescrLayout > 0);
 }
 
 static PyMethodDef methods[] = {
+    {"may_share", (PyCFunction)(void (*)(void))may_share, METH_FASTCALL,
+     "may_share(a, b): numpy.may_share_memory(a, b) of two NumPy arrays read from their fields, as the lane's "
+     "assignments ask it (None where their layout is not known).  Not collective."},
     {"numpy_layout", numpy_layout, METH_NOARGS,
      "numpy_layout(): whether NumPy's arrays have the layout wrap reads flags and dtypes from.  Not collective."},
     {"init", init, METH_VARARGS,
@@ -1418,6 +1541,9 @@ static PyMethodDef methods[] = {
      "direct(func, args, kwargs): a pure NumPy function on arrays on the lane, or SLOW.  Not collective."},
     {"reduce", (PyCFunction)(void (*)(void))reduce_plain, METH_FASTCALL,
      "reduce(self, name): a full reduction method without arguments on the lane, or SLOW.  Not collective."},
+    {"init_rows", init_rows, METH_VARARGS,
+     "init_rows(ViewMap, snap): the view map class and the row parts' snap (spmdarray.core.rows), for the split "
+     "row parts served from their copies.  Not collective."},
     {"method", method, METH_VARARGS,
      "method(name, fallback[, ufunc, side]): ndarray.__getitem__, __setitem__, __array_ufunc__, a reduction without "
      "arguments, the getter of T, shape, ndim, size or dtype, or an operator of ufunc, compiled, over the Python method fallback.  Not collective."},

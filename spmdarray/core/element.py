@@ -32,6 +32,7 @@ from spmdarray.decomposition import ViewMap, find_coord, ravel, unravel, view_la
 
 __all__ = [
     "NOT_ELEMENT",
+    "RUNS",
     "copy_of",
     "direct_access",
     "element_index",
@@ -565,7 +566,7 @@ def read_element(st, base):
         return v
     runs = st.copies is not None and len(base) > 1 and not st.be.is_device and st.dtype.kind != "V"
     if runs:
-        h = _RUNS.get(id(st))
+        h = RUNS.get(id(st))
         if h is not None and h[0]() is st:
             h[4] += 1  # (reads since the last miss)
             run = h[3]
@@ -626,7 +627,7 @@ def _in_copies(st, base):
 #: step from the miss before (None unless it was a sparse walk), run or None, reads since
 #: the last miss] for the element reads of split arrays (:func:`_run_miss`).  The weak
 #: reference tells a reused id apart without keeping a freed array's memory alive.
-_RUNS: dict = {}
+RUNS: dict = {}
 _MAX_RUNS = 8
 _FIRST_RUN = 4  # elements in a storage's first run (and in the first after a write)
 
@@ -648,11 +649,11 @@ def _run_miss(st, base):
     every rank misses alike and keeps the same record, so every rank takes the
     same branch.
     """
-    h = _RUNS.get(id(st))
+    h = RUNS.get(id(st))
     if h is None or h[0]() is not st:
-        if len(_RUNS) >= _MAX_RUNS:
-            del _RUNS[next(iter(_RUNS))]
-        _RUNS[id(st)] = [weakref.ref(st), base, None, None, 0]
+        if len(RUNS) >= _MAX_RUNS:
+            del RUNS[next(iter(RUNS))]
+        RUNS[id(st)] = [weakref.ref(st), base, None, None, 0]
         return NOT_ELEMENT
     diff = [b - a for a, b in zip(h[1], base)]
     step = _unit(diff)

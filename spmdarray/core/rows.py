@@ -42,15 +42,15 @@ import weakref
 
 from spmdarray.decomposition import ViewMap, find_coord
 
-__all__ = ["BATCH", "held_part", "next_rectangle", "row_part"]
+__all__ = ["BATCH", "SNAP", "held_part", "next_rectangle", "row_part"]
 
 BATCH = 1 << 18  # elements: the most a rectangle (or a block of whole rows) gathered in a sweep holds
-_SNAP = 16  # columns: a part starting this close to column 0 is a prefix, one ending this close to the end a suffix
+SNAP = 16  # columns: a part starting this close to column 0 is a prefix, one ending this close to the end a suffix
 
 
 def row_part(vm: ViewMap) -> tuple[int, int, int, int] | None:
     """``(row axis, row, first column, column stop)`` when the view ``vm`` is a non-empty
-    prefix or suffix (within ``_SNAP`` columns) of one row along the last base axis of a
+    prefix or suffix (within ``SNAP`` columns) of one row along the last base axis of a
     base of 2 or more axes, step 1; else None."""
     shape = vm.base_shape
     b = len(shape) - 1
@@ -59,7 +59,7 @@ def row_part(vm: ViewMap) -> tuple[int, int, int, int] | None:
         return None
     c0 = vm.start[b]
     c1 = c0 + vm.shape[0]
-    if c1 == c0 or (c0 > _SNAP and c1 < shape[b] - _SNAP):
+    if c1 == c0 or (c0 > SNAP and c1 < shape[b] - SNAP):
         return None
     return b - 1, vm.start[b - 1], c0, c1
 
@@ -100,7 +100,7 @@ def next_rectangle(st, vm: ViewMap, part: tuple[int, int, int, int]):
     widened by what the parts of the next ``h - 1`` rows need: the parts' ends move as they
     did since the last miss (:data:`_MISSES`; before one, a prefix's stop grows one column
     a row forwards, a suffix's start one column a row backwards, as in a triangular solve).
-    Columns within ``_SNAP`` of the row's ends reach them.
+    Columns within ``SNAP`` of the row's ends reach them.
     """
     copies, version = st.copies, st.version
     last = None
@@ -119,8 +119,8 @@ def next_rectangle(st, vm: ViewMap, part: tuple[int, int, int, int]):
     for _ in range(2):  # the height that fits in BATCH, then the columns of that height
         first = c0 - math.ceil(grow_lo * (h - 1)) - 1
         stop = c1 + math.ceil(grow_hi * (h - 1)) + 1
-        first = 0 if first <= _SNAP else first
-        stop = w if stop >= w - _SNAP else stop
+        first = 0 if first <= SNAP else first
+        stop = w if stop >= w - SNAP else stop
         if h * (stop - first) <= BATCH:
             break
         h = max(1, BATCH // (stop - first))

@@ -29,8 +29,9 @@ import math
 
 import numpy as np
 
-from spmdarray.core.element import copy_of, direct_access, held_copy
+from spmdarray.core.element import RUNS, copy_of, direct_access, held_copy
 from spmdarray.core.placement import is_small, is_whole
+from spmdarray.core.rows import SNAP
 from spmdarray.core.storage import Storage, _geometry, adopt
 from spmdarray.core.thunk import READERS
 from spmdarray.core.viewcache import cached_view, hashable_key, remember_view, view_of_key
@@ -778,4 +779,5 @@ LANE_INIT = (
 )
 if LANE is not None:
     LANE.init(*LANE_INIT)
+    LANE.init_rows(ViewMap, SNAP, RUNS)  # (split arrays' elements and row parts served from their copies)
     wrap = LANE.wrap  # noqa: F811 - the compiled wrap (it calls the Python one above for the rest)
