@@ -107,7 +107,7 @@ def test_wrap_hands_other_results_to_python(replicated, monkeypatch):
             assert whole.LANE.wrap(ctx, be, scalar) is scalar
         assert calls == []  # the usual cases: C alone
         others = [
-            numpy.ones((5, 11, 13)),  # a shape not seen yet
+            numpy.zeros((5, 11, 14), [("a", "i4")]),  # a structured dtype (a new small shape of numbers: C's)
             numpy.asfortranarray(base),  # not C-contiguous
             base.copy()[:, :],  # a view: not its own data
             (numpy.ones(7), numpy.ones(7)),  # a tuple of results
@@ -127,6 +127,9 @@ def test_wrap_hands_other_results_to_python(replicated, monkeypatch):
         with config.set(replicate_below=1 << 10):
             calls.clear()
             whole.LANE.wrap(ctx, be, numpy.ones(7))
+            assert len(calls) == 1
+            calls.clear()
+            whole.LANE.wrap(ctx, be, numpy.ones((41, 43)))  # a new shape, not small
             assert len(calls) == 1
         with config.set(fuse_replicated_min=5):
             calls.clear()

@@ -327,3 +327,43 @@ def test_overlapping_region_assignments_match_numpy(replicated, stmt):
     B = sp.array(ref((12, 12), float, 11))
     _python_only(exec, code, {"A": B})
     assert_eq(B, a, exact=True)
+
+
+@needs_lane
+@pytest.mark.parametrize("dtype", ["f8", "i4", "c8", "?", "U3", "M8[s]"])
+@pytest.mark.parametrize("shape", [(13,), (3, 29), (2, 0, 7), (1, 1, 1, 5)])
+def test_kinds_of_new_shapes_are_pythons(replicated, dtype, shape):
+    # A result of a shape not seen yet: its kind made in C, equal to whole._kind's, and the
+    # array made from it equal to the Python wrap's object by object.
+    x = sp.zeros(3)
+    ctx, be = x._s.ctx, x._s.be
+    for k in (shape, tuple(n + 1 for n in shape)):
+        whole._KINDS.pop(k, None)
+        whole._BY_DTYPE.pop((k, numpy.dtype(dtype)), None)
+    res = numpy.zeros(shape, dtype)
+    c = whole.LANE.wrap(ctx, be, res.copy())
+    kind = whole._KINDS[shape]
+    want = whole._kind(ctx, be, shape, res.dtype, True)
+    assert kind == want
+    assert [type(k) for k in kind] == [type(w) for w in want]
+    assert kind[3] is kind[5] and hash(kind[3]) == hash(want[3]) and hash(kind[4]) == hash(want[4])
+    py = whole._py_wrap(ctx, be, res.copy())
+    _same_objects(c, py)
+    grown = tuple(n + 1 for n in shape)
+    with config.set(replicate_below=1):  # (not small: the Python wrap, which splits it)
+        big = whole.LANE.wrap(ctx, be, numpy.zeros(grown, dtype))
+        assert grown not in whole._KINDS or whole._KINDS[grown][9] == 1
+        assert_eq(big, numpy.zeros(grown, dtype), exact=True)
+
+
+@needs_lane
+def test_kinds_table_is_cleared_when_full(replicated):
+    # The table of kinds keeps at most MAX_KINDS entries (a loop over y[:k] makes one per k).
+    x = sp.zeros(3)
+    ctx, be = x._s.ctx, x._s.be
+    whole._KINDS.clear()
+    for n in range(1, whole.MAX_KINDS + 5):
+        whole._KINDS[(n, 0, 0)] = None  # (shapes no result has: placeholders)
+    whole.LANE.wrap(ctx, be, numpy.zeros((7, 3, 2)))  # (a shape the lane's last kinds do not hold)
+    assert list(whole._KINDS) == [(7, 3, 2)]
+    whole._KINDS.clear()

@@ -86,6 +86,8 @@ static int NpLayoutOk;
     }
 
 static int quiet_storage(PyObject *x, PyObject *s);
+static int dtype_kind(PyObject *arr);
+static PyObject *small_kind(PyObject *ctx, PyObject *dtype, PyObject *res, PyObject *shape);
 static int bump(PyObject *s);
 static void forget_kinds(void);
 static int split_fuses(PyObject *v);
@@ -397,14 +399,20 @@ wrap_impl(PyObject *ctx, PyObject *be, PyObject *res)
     if (!hit) {
         PyObject *shape = PyObject_GetAttr(res, str_shape);
         kind = shape ? PyDict_GetItemWithError(Kinds, shape) : NULL;
+        if (kind != NULL)
+            Py_INCREF(kind);
+        else if (shape != NULL && !PyErr_Occurred())
+            kind = small_kind(ctx, dtype, res, shape); /* (a shape not seen yet: ``whole._kind``) */
         Py_XDECREF(shape);
         if (kind == NULL || !PyTuple_CheckExact(kind) || PyTuple_GET_SIZE(kind) != 11 ||
             PyTuple_GET_ITEM(kind, 0) != ctx) {
+            Py_XDECREF(kind);
             Py_DECREF(dtype);
             return PyErr_Occurred() ? NULL : fallback(ctx, be, res);
         }
     }
-    Py_INCREF(kind); /* (the dict may change in the comparisons below) */
+    else
+        Py_INCREF(kind); /* (the dict may change in the comparisons below) */
     PyObject *out = NULL;
     PyObject *geometry = PyTuple_GET_ITEM(kind, 6);
     PyObject *rep = PyTuple_GET_ITEM(kind, 8);

@@ -1,4 +1,5 @@
-/* Row parts of split arrays served from their copies (included by _lane.c).
+/* Row parts of split arrays served from their copies, and the view maps and layouts the lane
+ * makes (included by _lane.c).
  *
  * A sweep over the rows of a split matrix (``L[i, :i] @ x[:i]`` in a triangular solve)
  * gathers rectangles of rows once and keeps them as copies in the storage
@@ -13,6 +14,8 @@
 
 static PyTypeObject *ViewMapType;                 /* spmdarray.decomposition.ViewMap */
 static Py_ssize_t vm_base, vm_start, vm_axes, vm_shape, vm_hash, vm_bcast; /* its slots */
+static PyTypeObject *LayoutType;                  /* spmdarray.decomposition.Layout */
+static Py_ssize_t ly_shape, ly_dims, ly_gaxis, ly_gfixed, ly_intervals, ly_hash; /* its slots */
 static PyObject *Runs;                            /* element._RUNS: id of a storage -> its element runs */
 static Py_ssize_t Snap = -1;                      /* rows._SNAP */
 static PyObject *str_is_device;
@@ -498,18 +501,103 @@ done:
     return out;
 }
 
-/* init_rows(ViewMap, snap, runs): the view map class, rows.SNAP and element._RUNS.  Not collective. */
+/* The kind of a replicated result of a shape not seen yet, as ``whole._kind`` makes it for
+ * a small one (a new ViewMap and a replicated Layout, written out), stored in whole._KINDS
+ * (cleared at MAX_KINDS entries, whole.MAX_KINDS, as wrap clears it); a new reference, or NULL with no error
+ * where Python decides (an empty shape, objects, a result not small, the classes not known
+ * yet), NULL with an error on a failure. */
+#define MAX_KINDS 16384
+static PyObject *
+small_kind(PyObject *ctx, PyObject *dtype, PyObject *res, PyObject *shape)
+{
+    if (ViewMapType == NULL || LayoutType == NULL || NpLayoutOk <= 0 || !PyTuple_CheckExact(shape))
+        return NULL;
+    Py_ssize_t nd = PyTuple_GET_SIZE(shape), size = 1;
+    int k = dtype_kind(res);
+    if (k == 0)
+        return NULL;
+    PyObject *rb = SLOT(Config, c_replicate_below);
+    if (nd == 0 || k == 'O' || k == 'V' || rb == NULL || !PyLong_CheckExact(rb))
+        return NULL; /* (``_split``, or a structured dtype that may hold objects: Python) */
+    for (Py_ssize_t i = 0; i < nd; i++)
+        size *= NP_FIELDS(res)->dimensions[i];
+    Py_ssize_t below = PyLong_AsSsize_t(rb);
+    if (below == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (size >= below)
+        return NULL;
+    PyObject *nprocs = PyObject_GetAttr(ctx, str_size);
+    if (nprocs == NULL)
+        return NULL;
+    PyObject *zeros = PyTuple_New(nd), *axes = PyTuple_New(nd), *nones = PyTuple_New(nd);
+    PyObject *dims = PyTuple_Pack(1, nprocs), *none1 = PyTuple_Pack(1, Py_None), *psize = PyLong_FromSsize_t(size);
+    PyObject *vmap = NULL, *lay = NULL, *geometry = NULL, *kind = NULL;
+    Py_DECREF(nprocs);
+    if (!zeros || !axes || !nones || !dims || !none1 || !psize)
+        goto done;
+    for (Py_ssize_t b = 0; b < nd; b++) {
+        PyObject *ax = Py_BuildValue("(ni)", b, 1);
+        if (ax == NULL)
+            goto done;
+        PyTuple_SET_ITEM(zeros, b, Py_NewRef(zero));
+        PyTuple_SET_ITEM(axes, b, ax);
+        PyTuple_SET_ITEM(nones, b, Py_NewRef(Py_None));
+    }
+    if ((vmap = ViewMapType->tp_alloc(ViewMapType, 0)) == NULL || (lay = LayoutType->tp_alloc(LayoutType, 0)) == NULL)
+        goto done;
+    put(vmap, vm_base, shape);
+    put(vmap, vm_start, zeros);
+    put(vmap, vm_axes, axes);
+    put(vmap, vm_shape, shape);
+    put(vmap, vm_hash, Py_None);
+    put(vmap, vm_bcast, Py_None);
+    put(lay, ly_shape, shape);
+    put(lay, ly_dims, dims);
+    put(lay, ly_gaxis, none1);
+    put(lay, ly_gfixed, none1);
+    put(lay, ly_intervals, nones);
+    put(lay, ly_hash, Py_None);
+    if ((geometry = PyTuple_Pack(4, zeros, shape, zeros, Py_None)) == NULL)
+        goto done;
+    kind = PyTuple_Pack(11, ctx, dtype, Py_True, lay, vmap, lay, geometry, Py_True, Py_True, rb, psize);
+    if (kind != NULL) {
+        if (PyDict_GET_SIZE(Kinds) >= MAX_KINDS)
+            PyDict_Clear(Kinds);
+        if (PyDict_SetItem(Kinds, shape, kind) < 0)
+            Py_CLEAR(kind);
+    }
+done:
+    Py_XDECREF(zeros);
+    Py_XDECREF(axes);
+    Py_XDECREF(nones);
+    Py_XDECREF(dims);
+    Py_XDECREF(none1);
+    Py_XDECREF(psize);
+    Py_XDECREF(vmap);
+    Py_XDECREF(lay);
+    Py_XDECREF(geometry);
+    return kind;
+}
+
+/* init_rows(ViewMap, Layout, snap, runs): the view map and layout classes, rows.SNAP and
+ * element.RUNS.  Not collective. */
 static PyObject *
 init_rows(PyObject *mod, PyObject *args)
 {
-    PyObject *vmtype, *runs;
+    PyObject *vmtype, *laytype, *runs;
     Py_ssize_t snap;
-    if (!PyArg_ParseTuple(args, "O!nO!", &PyType_Type, &vmtype, &snap, &PyDict_Type, &runs))
+    if (!PyArg_ParseTuple(args, "O!O!nO!", &PyType_Type, &vmtype, &PyType_Type, &laytype, &snap, &PyDict_Type, &runs))
         return NULL;
     if (slot_offset(vmtype, "base_shape", &vm_base) || slot_offset(vmtype, "start", &vm_start) ||
         slot_offset(vmtype, "axes", &vm_axes) || slot_offset(vmtype, "shape", &vm_shape) ||
-        slot_offset(vmtype, "_hash", &vm_hash) || slot_offset(vmtype, "_bcast", &vm_bcast))
+        slot_offset(vmtype, "_hash", &vm_hash) || slot_offset(vmtype, "_bcast", &vm_bcast) ||
+        slot_offset(laytype, "shape", &ly_shape) || slot_offset(laytype, "dims", &ly_dims) ||
+        slot_offset(laytype, "gaxis", &ly_gaxis) || slot_offset(laytype, "gfixed", &ly_gfixed) ||
+        slot_offset(laytype, "intervals", &ly_intervals) || slot_offset(laytype, "_hash", &ly_hash))
         return NULL;
+    Py_XSETREF(LayoutType, (PyTypeObject *)Py_NewRef(laytype));
     Py_XSETREF(Runs, Py_NewRef(runs));
     if (str_is_device == NULL && (str_is_device = PyUnicode_InternFromString("is_device")) == NULL)
         return NULL;

@@ -73,6 +73,9 @@ _ARRAY = None  # the ndarray class (core.array registers it: it imports this mod
 _KINDS: dict = {}
 #: (shape, dtype) -> the same, for the shapes whose results come in several dtypes
 _BY_DTYPE: dict = {}
+#: Entries of each before it is cleared (the compiled lane's ``MAX_KINDS`` too): a loop over
+#: ``y[:k]`` for k up to N makes N shapes, each kind about 1 KB.
+MAX_KINDS = 16384
 
 
 def register(cls, min_elide_bytes: int) -> None:
@@ -690,10 +693,10 @@ def wrap(ctx, be, res):
         kind = _BY_DTYPE.get((shape, dtype))
         if kind is None or kind[0] is not ctx or kind[9] != config.replicate_below:
             kind = _kind(ctx, be, shape, dtype, small)
-            if len(_BY_DTYPE) >= 4096:
+            if len(_BY_DTYPE) >= MAX_KINDS:
                 _BY_DTYPE.clear()
             _BY_DTYPE[(shape, dtype)] = kind
-        if len(_KINDS) >= 4096:
+        if len(_KINDS) >= MAX_KINDS:
             _KINDS.clear()
         _KINDS[shape] = kind
     f = res.flags
@@ -779,5 +782,5 @@ LANE_INIT = (
 )
 if LANE is not None:
     LANE.init(*LANE_INIT)
-    LANE.init_rows(ViewMap, SNAP, RUNS)  # (split arrays' elements and row parts served from their copies)
+    LANE.init_rows(ViewMap, Layout, SNAP, RUNS)  # (split arrays' elements and row parts served from their copies)
     wrap = LANE.wrap  # noqa: F811 - the compiled wrap (it calls the Python one above for the rest)

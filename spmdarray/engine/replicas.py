@@ -26,8 +26,13 @@ __all__ = ["GIVE_VIEWS", "PURE", "adopt", "call_on_replicas", "direct", "plain_a
 KEEP_DISTRIBUTED = {np.sort, np.argsort, np.partition, np.argpartition}
 
 #: Functions whose NumPy result is always a view of an argument, which the
-#: distributed implementation gives as a spmdarray view: NumPy's call is skipped.
-GIVE_VIEWS = {np.flip, np.fliplr, np.flipud, np.transpose, np.swapaxes, np.moveaxis, np.diagonal, np.expand_dims}
+#: distributed implementation gives as a spmdarray view, and ``reshape`` and ``ravel``,
+#: whose NumPy result may be one (the implementation copies, as on split arrays): NumPy's
+#: call is skipped.
+GIVE_VIEWS = {
+    np.flip, np.fliplr, np.flipud, np.transpose, np.swapaxes, np.moveaxis, np.diagonal, np.expand_dims,
+    np.reshape, np.ravel,
+}  # fmt: skip
 
 
 #: Functions that never write an argument nor return a view of one: on replicas,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import sys
+from functools import lru_cache
 
 import numpy as np
 
@@ -33,7 +34,10 @@ def redistribute(x, layout: Layout):
     return out
 
 
+@lru_cache(maxsize=4096)
 def _new_shape(shape, newshape, order):
+    # (NumPy's own answer, -1 resolved, and its errors, which are not cached; remembered per
+    # shapes: a loop reshapes to the same few shapes again and again)
     probe = np.lib.stride_tricks.as_strided(np.empty(1, np.int8), shape, (0,) * len(shape))
     return probe.reshape(newshape, order=order).shape
 
@@ -68,8 +72,13 @@ def reshape(x, newshape, order="C", copy=None):
     v = whole_copy(x)
     if v is not None:
         # Every rank holds all of ``x`` (replicated, or one rank): NumPy's reshape of the
-        # copy, copied (as the general path copies), in the layout of a new array.
+        # copy, copied (as the general path copies) into a new array of its own, in the
+        # layout of a new array.
         st = x._s
+        if type(v) is np.ndarray:
+            out = np.empty(shape, v.dtype)
+            out.reshape(v.shape)[...] = v  # (C order both ways: the reshape's elements, copied once)
+            return wrap(st.ctx, st.be, out)
         return wrap(st.ctx, st.be, v.reshape(shape))
     return _reshape_copy(x, shape)
 
