@@ -106,3 +106,43 @@ def test_reductions_on_a_grid_reshape():
         r = x.sum(axis=1)
         assert_eq(r.reshape(5, 8), a.sum(axis=1).reshape(5, 8))
         assert_eq(r.reshape(-1), a.sum(axis=1).reshape(-1))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m, xp: xp.reshape(m, (6, 8)),
+        lambda m, xp: xp.reshape(m, (-1,)),
+        lambda m, xp: xp.reshape(m, (2, -1, 4), order="F"),
+        lambda m, xp: m.reshape(6, 8),
+        lambda m, xp: m.T.reshape(8, 6),
+        lambda m, xp: m[::-2].reshape(-1),
+        lambda m, xp: xp.ravel(m),
+        lambda m, xp: xp.ravel(m.T, order="F"),
+        lambda m, xp: m.reshape(xp.asarray(numpy.int64(3)), 16),
+    ],
+)
+def test_reshapes_of_arrays_every_rank_holds(call):
+    # Replicated arrays (the default replicate_below): NumPy's values and shapes, in an array
+    # of their own (writing it leaves the source alone), the shape asked again and again.
+    a = numpy.arange(48.0).reshape(12, 4)
+    with config.set(replicate_below=1 << 18):
+        m = sp.array(a)
+        for _ in range(3):
+            got = call(m, sp)
+            assert_eq(got, call(a, numpy), exact=True)
+        got[...] = -1.0
+        assert_eq(m, a, exact=True)
+
+
+@pytest.mark.parametrize("shape, error", [((5, 4), ValueError), ((2.5, 4), TypeError), ((-1, -1), ValueError)])
+def test_reshape_errors_are_numpys_every_time(shape, error):
+    a = numpy.arange(12.0)
+    with config.set(replicate_below=1 << 18):
+        m = sp.array(a)
+        for _ in range(2):  # (errors are not remembered: each call raises)
+            with pytest.raises(error) as e_np:
+                a.reshape(shape)
+            with pytest.raises(error) as e_sp:
+                m.reshape(shape)
+            assert str(e_sp.value) == str(e_np.value)

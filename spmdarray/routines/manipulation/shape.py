@@ -34,12 +34,21 @@ def redistribute(x, layout: Layout):
     return out
 
 
-@lru_cache(maxsize=4096)
-def _new_shape(shape, newshape, order):
-    # (NumPy's own answer, -1 resolved, and its errors, which are not cached; remembered per
-    # shapes: a loop reshapes to the same few shapes again and again)
+def _numpy_shape(shape, newshape, order):
     probe = np.lib.stride_tricks.as_strided(np.empty(1, np.int8), shape, (0,) * len(shape))
     return probe.reshape(newshape, order=order).shape
+
+
+_cached_shape = lru_cache(maxsize=4096)(_numpy_shape)
+
+
+def _new_shape(shape, newshape, order):
+    # NumPy's own answer, -1 resolved, and its errors (not cached); remembered per shapes, as
+    # a loop reshapes to the same few shapes again and again.
+    try:
+        return _cached_shape(shape, newshape, order)
+    except TypeError:  # (an entry that is not hashable, or NumPy's own TypeError: asked again)
+        return _numpy_shape(shape, newshape, order)
 
 
 @provides("reshape")
