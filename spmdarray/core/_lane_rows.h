@@ -89,7 +89,7 @@ row_part_of(PyObject *vm, Py_ssize_t part[4])
 }
 
 /* rows.held_part(copies, version, vm, part): the newest current copy holding the row part,
- * and the part's index in it (a new tuple), as *entry (borrowed) and *index; 1 found, 0 not
+ * and the part's index in it (a new tuple), as *entry and *index (new references); 1 found, 0 not
  * (or a copy of another form: the Python path decides), -1 on an error. */
 static int
 held_part_of(PyObject *copies, PyObject *version, PyObject *vm, const Py_ssize_t part[4], PyObject **entry,
@@ -139,22 +139,24 @@ held_part_of(PyObject *copies, PyObject *version, PyObject *vm, const Py_ssize_t
     }
     if (found == NULL)
         return 0;
+    Py_INCREF(found); /* (held before anything is allocated: nothing may drop it from the table meanwhile) */
     PyObject *lo = PyLong_FromSsize_t(fj), *hi = PyLong_FromSsize_t(fj + c1 - c0);
     PyObject *sl = lo && hi ? PySlice_New(lo, hi, NULL) : NULL;
     Py_XDECREF(lo);
     Py_XDECREF(hi);
-    if (sl == NULL)
-        return -1;
-    if (fk >= 0) {
+    *index = NULL;
+    if (sl != NULL && fk >= 0) {
         PyObject *k = PyLong_FromSsize_t(fk);
         *index = k ? PyTuple_Pack(2, k, sl) : NULL;
         Py_XDECREF(k);
     }
-    else
+    else if (sl != NULL)
         *index = PyTuple_Pack(1, sl);
-    Py_DECREF(sl);
-    if (*index == NULL)
+    Py_XDECREF(sl);
+    if (*index == NULL) {
+        Py_DECREF(found);
         return -1;
+    }
     *entry = found;
     return 1;
 }
@@ -227,7 +229,6 @@ held_row(PyObject *x)
     int r = held_part_of(copies, ver, vm, part, &entry, &index);
     PyObject *out = NULL;
     if (r > 0) {
-        Py_INCREF(entry);
         if (PyList_SetItem(entry, 2, Py_NewRef(Py_True)) == 0) {
             PyObject *arr = PyList_GET_ITEM(entry, 1);
             out = Py_TYPE(arr) == NpArrayType ? PyObject_GetItem(arr, index) : NULL;
@@ -300,13 +301,15 @@ element_in_copies(PyObject *s, const Py_ssize_t *base, Py_ssize_t nb)
     PyObject *arr = PyList_GET_ITEM(found, 1);
     if (Py_TYPE(arr) != NpArrayType)
         return NULL;
+    Py_INCREF(arr); /* (held before anything is allocated) */
     PyObject *j = PyLong_FromSsize_t(fj), *k = fk >= 0 ? PyLong_FromSsize_t(fk) : NULL;
     PyObject *index = j == NULL ? NULL : fk >= 0 ? (k ? PyTuple_Pack(2, k, j) : NULL) : Py_NewRef(j);
     Py_XDECREF(j);
     Py_XDECREF(k);
-    if (index == NULL)
+    if (index == NULL) {
+        Py_DECREF(arr);
         return NULL;
-    Py_INCREF(arr);
+    }
     PyObject *out = PyObject_GetItem(arr, index);
     Py_DECREF(arr);
     Py_DECREF(index);
