@@ -367,3 +367,31 @@ def test_kinds_table_is_cleared_when_full(replicated):
     whole.LANE.wrap(ctx, be, numpy.zeros((7, 3, 2)))  # (a shape the lane's last kinds do not hold)
     assert list(whole._KINDS) == [(7, 3, 2)]
     whole._KINDS.clear()
+
+
+@needs_lane
+def test_view_map_and_layout_hashes_are_the_python_ones():
+    # ``ViewMap.__hash__`` and ``Layout.__hash__`` are compiled methods reading the cached hash;
+    # the first call (nothing cached) is the Python method's, which caches it.
+    from spmdarray.decomposition import Layout, ViewMap
+
+    for cls in (ViewMap, Layout):
+        assert type(vars(cls)["__hash__"]).__name__ == "LaneMethod"
+        assert cls.__hash__.__name__ == "__hash__" and cls.__hash__.__qualname__ == f"{cls.__name__}.__hash__"
+    maps = [
+        ViewMap.identity((3, 4)),
+        ViewMap((5, 6), (1, 2), ((1, -1), (-1, 0)), (3, 1)),
+        ViewMap((7,), (0,), ((0, 2),), (4,)),
+    ]
+    lays = [Layout.balanced((10, 3), 2), Layout.replicated((4,), 3), Layout.balanced((0,), 4)]
+    for obj in maps + lays:
+        fields = (
+            (obj.base_shape, obj.start, obj.axes, obj.shape)
+            if type(obj) is ViewMap
+            else (obj.shape, obj.dims, obj.gaxis, obj.gfixed, obj.intervals)
+        )
+        fresh = type(obj)(*fields)  # (nothing cached: the Python method computes it)
+        assert fresh._hash is None
+        assert hash(fresh) == hash(fields) == hash(obj) == hash(fresh)  # (the second call: the cached one)
+        assert fresh._hash == hash(fields)
+        assert {obj: 1}[fresh] == 1

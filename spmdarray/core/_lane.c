@@ -1340,7 +1340,14 @@ lane_method_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *k
 {
     LaneMethod *m = (LaneMethod *)op;
     Py_ssize_t n = PyVectorcall_NARGS(nargsf);
-    if (kwnames == NULL && n >= 1 && Py_TYPE(args[0]) == ArrayType) {
+    if (m->impl == hash_method) {
+        /* (a view map's or a layout's cached hash: their class is not ndarray) */
+        PyObject *r = kwnames == NULL && n == 1 ? hash_method(NULL, args, 1) : Py_NewRef(Slow);
+        if (r != Slow)
+            return r;
+        Py_DECREF(r);
+    }
+    else if (kwnames == NULL && n >= 1 && Py_TYPE(args[0]) == ArrayType) {
         PyObject *r;
         if (m->ufunc == NULL)
             r = m->impl(NULL, args, n);
@@ -1462,6 +1469,8 @@ method(PyObject *mod, PyObject *args)
         impl = get_size;
     else if (strcmp(name, "dtype") == 0 && ufunc == NULL)
         impl = get_dtype;
+    else if (strcmp(name, "__hash__") == 0 && ufunc == NULL)
+        impl = hash_method;
     else if (ufunc == NULL && (strcmp(name, "sum") == 0 || strcmp(name, "prod") == 0 || strcmp(name, "min") == 0 ||
                                strcmp(name, "max") == 0 || strcmp(name, "any") == 0 || strcmp(name, "all") == 0)) {
         impl = reduce_plain;
@@ -1554,7 +1563,8 @@ static PyMethodDef methods[] = {
      "row parts served from their copies.  Not collective."},
     {"method", method, METH_VARARGS,
      "method(name, fallback[, ufunc, side]): ndarray.__getitem__, __setitem__, __array_ufunc__, a reduction without "
-     "arguments, the getter of T, shape, ndim, size or dtype, or an operator of ufunc, compiled, over the Python method fallback.  Not collective."},
+     "arguments, the getter of T, shape, ndim, size or dtype, an operator of ufunc, or the __hash__ of ViewMap and "
+     "Layout, compiled, over the Python method fallback.  Not collective."},
     {NULL, NULL, 0, NULL},
 };
 

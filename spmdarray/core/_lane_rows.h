@@ -584,6 +584,23 @@ done:
     return kind;
 }
 
+/* hash_method(self): ``ViewMap.__hash__`` and ``Layout.__hash__`` (as compiled methods over
+ * the Python ones): the hash each caches in its ``_hash`` slot, with no Python frame (the
+ * engine's dictionaries are keyed by maps and layouts); SLOW (the Python method, which
+ * computes and caches it) where it is not cached yet or for another class. */
+static PyObject *
+hash_method(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *self = args[0], *h = NULL;
+    if (nargs != 1)
+        return Py_NewRef(Slow);
+    if (ViewMapType != NULL && Py_TYPE(self) == ViewMapType)
+        h = SLOT(self, vm_hash);
+    else if (LayoutType != NULL && Py_TYPE(self) == LayoutType)
+        h = SLOT(self, ly_hash);
+    return Py_NewRef(h != NULL && PyLong_CheckExact(h) ? h : Slow);
+}
+
 /* init_rows(ViewMap, Layout, snap, runs): the view map and layout classes, rows.SNAP and
  * element.RUNS.  Not collective. */
 static PyObject *

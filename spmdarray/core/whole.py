@@ -783,4 +783,7 @@ LANE_INIT = (
 if LANE is not None:
     LANE.init(*LANE_INIT)
     LANE.init_rows(ViewMap, Layout, SNAP, RUNS)  # (split arrays' elements and row parts served from their copies)
+    for _cls in (ViewMap, Layout):  # their cached hashes read with no Python frame (the engine's keys)
+        if type(vars(_cls)["__hash__"]).__name__ != "LaneMethod":
+            _cls.__hash__ = LANE.method("__hash__", vars(_cls)["__hash__"])
     wrap = LANE.wrap  # noqa: F811 - the compiled wrap (it calls the Python one above for the rest)
