@@ -591,9 +591,9 @@ done:
 static PyObject *
 hash_method(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyObject *self = args[0], *h = NULL;
     if (nargs != 1)
         return Py_NewRef(Slow);
+    PyObject *self = args[0], *h = NULL;
     if (ViewMapType != NULL && Py_TYPE(self) == ViewMapType)
         h = SLOT(self, vm_hash);
     else if (LayoutType != NULL && Py_TYPE(self) == LayoutType)
