@@ -16,8 +16,8 @@ static PyTypeObject *ViewMapType;                 /* spmdarray.decomposition.Vie
 static Py_ssize_t vm_base, vm_start, vm_axes, vm_shape, vm_hash, vm_bcast; /* its slots */
 static PyTypeObject *LayoutType;                  /* spmdarray.decomposition.Layout */
 static Py_ssize_t ly_shape, ly_dims, ly_gaxis, ly_gfixed, ly_intervals, ly_hash; /* its slots */
-static PyObject *Runs;                            /* element._RUNS: id of a storage -> its element runs */
-static Py_ssize_t Snap = -1;                      /* rows._SNAP */
+static PyObject *Runs;                            /* element.RUNS: id of a storage -> its element-run record */
+static Py_ssize_t Snap = -1;                      /* rows.SNAP */
 static PyObject *str_is_device;
 
 /* Item i of tuple t as a Py_ssize_t (t a tuple of Python ints); 0 where it is not one. */
