@@ -362,11 +362,13 @@ def test_kinds_table_is_cleared_when_full(replicated):
     x = sp.zeros(3)
     ctx, be = x._s.ctx, x._s.be
     whole._KINDS.clear()
-    for n in range(1, whole.MAX_KINDS + 5):
-        whole._KINDS[(n, 0, 0)] = None  # (shapes no result has: placeholders)
-    whole.LANE.wrap(ctx, be, numpy.zeros((7, 3, 2)))  # (a shape the lane's last kinds do not hold)
-    assert list(whole._KINDS) == [(7, 3, 2)]
-    whole._KINDS.clear()
+    try:
+        for n in range(1, whole.MAX_KINDS + 5):
+            whole._KINDS[(n, 0, 0)] = None  # (shapes no result has: placeholders)
+        whole.LANE.wrap(ctx, be, numpy.zeros((7, 3, 2)))  # (a shape the lane's last kinds do not hold)
+        assert list(whole._KINDS) == [(7, 3, 2)]
+    finally:
+        whole._KINDS.clear()  # (no placeholder left for later tests)
 
 
 @needs_lane

@@ -1340,14 +1340,7 @@ lane_method_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *k
 {
     LaneMethod *m = (LaneMethod *)op;
     Py_ssize_t n = PyVectorcall_NARGS(nargsf);
-    if (m->impl == hash_method) {
-        /* (a view map's or a layout's cached hash: their class is not ndarray) */
-        PyObject *r = kwnames == NULL && n == 1 ? hash_method(NULL, args, 1) : Py_NewRef(Slow);
-        if (r != Slow)
-            return r;
-        Py_DECREF(r);
-    }
-    else if (kwnames == NULL && n >= 1 && Py_TYPE(args[0]) == ArrayType) {
+    if (kwnames == NULL && n >= 1 && Py_TYPE(args[0]) == ArrayType) {
         PyObject *r;
         if (m->ufunc == NULL)
             r = m->impl(NULL, args, n);
@@ -1375,6 +1368,13 @@ lane_method_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *k
             }
             return r;
         }
+        Py_DECREF(r);
+    }
+    else if (m->impl == hash_method) {
+        /* (a view map's or a layout's cached hash: their class is not ndarray) */
+        PyObject *r = kwnames == NULL && n == 1 ? hash_method(NULL, args, 1) : Py_NewRef(Slow);
+        if (r != Slow)
+            return r;
         Py_DECREF(r);
     }
     return PyObject_Vectorcall(m->fallback, args, n, kwnames);

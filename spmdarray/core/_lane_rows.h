@@ -266,7 +266,6 @@ element_in_copies(PyObject *s, const Py_ssize_t *base, Py_ssize_t nb)
         PyObject *cs = SLOT(cm, vm_start), *ca = SLOT(cm, vm_axes), *csh = SLOT(cm, vm_shape);
         if (cs == NULL || ca == NULL || csh == NULL || !PyTuple_CheckExact(cs) || PyTuple_GET_SIZE(cs) != nb) {
             found = NULL; /* (a copy of another form: the Python path) */
-            fk = -2;
             continue;
         }
         Py_ssize_t sb, sa, n0, n1, v;
@@ -293,7 +292,6 @@ element_in_copies(PyObject *s, const Py_ssize_t *base, Py_ssize_t nb)
         }
         else {
             found = NULL; /* (another form, newer than the matches so far: ``_index_in``, in Python) */
-            fk = -2;
         }
     }
     if (found == NULL)
